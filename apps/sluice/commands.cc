@@ -1,0 +1,70 @@
+#include "apps/sluice/commands.h"
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "graph/metrics.h"
+#include "graph/pipeline.h"
+#include "graph/spec_dot.h"
+#include "graph/spec_validator.h"
+#include "nodes/builtin_nodes.h"
+
+namespace sluice::cli {
+namespace {
+
+NodeRegistry& registry() {
+  static NodeRegistry r = [] {
+    NodeRegistry reg;
+    register_builtin_nodes(reg);
+    return reg;
+  }();
+  return r;
+}
+
+bool one_file(const Args& args, const char* command) {
+  if (args.size() == 1 && args[0][0] != '-') return true;
+  std::fprintf(stderr, "usage: sluice %s FILE\n", command);
+  return false;
+}
+
+// Loads and validates; prints every problem. Returns false when the file is not usable.
+bool load(const std::string& path, LoadedSpec* out) {
+  try {
+    *out = load_and_validate(path, registry());
+    return true;
+  } catch (const SpecErrors& e) {
+    for (const auto& err : e.errors()) std::cerr << err.to_string() << "\n";
+    std::cerr << e.errors().size() << (e.errors().size() == 1 ? " problem" : " problems") << " in " << path << "\n";
+    return false;
+  }
+}
+
+}  // namespace
+
+int validate(const Args& args) {
+  if (!one_file(args, "validate")) return 2;
+  LoadedSpec spec;
+  if (!load(args[0], &spec)) return 2;
+  std::cout << args[0] << ": pipeline '" << spec.pipeline.name() << "' is valid (" << spec.pipeline.sources_size()
+            << " sources, " << spec.pipeline.nodes_size() << " nodes, " << spec.pipeline.edges_size() << " edges)\n";
+  return 0;
+}
+
+int graph(const Args& args) {
+  if (!one_file(args, "graph")) return 2;
+  LoadedSpec spec;
+  if (!load(args[0], &spec)) return 2;
+  std::cout << pipeline_to_dot(spec.pipeline);
+  return 0;
+}
+
+int kinds(const Args&) {
+  for (const auto& k : registry().kinds()) {
+    const NodeKind* kind = registry().find(k);
+    std::cout << k << "\t" << kind->summary << "\n";
+  }
+  return 0;
+}
+
+}  // namespace sluice::cli

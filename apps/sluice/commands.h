@@ -1,0 +1,17 @@
+// The `sluice` subcommands. Each takes its arguments (after the subcommand name) and returns
+// the process exit code: 0 success, 1 failure of the work, 2 bad usage or bad input files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sluice::cli {
+
+using Args = std::vector<std::string>;
+
+int validate(const Args& args);
+int graph(const Args& args);
+int run(const Args& args);
+int kinds(const Args& args);
+
+}  // namespace sluice::cli

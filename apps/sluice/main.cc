@@ -1,0 +1,45 @@
+// `sluice`: validate, draw and run pipeline files. Thin: everything happens in the libraries.
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "apps/sluice/commands.h"
+
+namespace {
+
+const char* kUsage = R"(usage: sluice <command> [args]
+
+commands:
+  validate FILE        check a pipeline file; prints every problem as file:line:column
+  graph FILE           print the pipeline as Graphviz DOT
+  run FILE             serve the pipeline until SIGTERM/SIGINT, then drain
+  kinds                list the node kinds this build knows
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::function<int(const sluice::cli::Args&)>> commands = {
+      {"validate", sluice::cli::validate},
+      {"graph", sluice::cli::graph},
+      {"kinds", sluice::cli::kinds},
+  };
+  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  auto it = commands.find(argv[1]);
+  if (it == commands.end()) {
+    std::fprintf(stderr, "sluice: unknown command '%s'\n%s", argv[1], kUsage);
+    return 2;
+  }
+  sluice::cli::Args args(argv + 2, argv + argc);
+  try {
+    return it->second(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluice %s: %s\n", argv[1], e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,10 @@
+# SLUICE_SANITIZE=address builds everything with ASan+UBSan, =thread with TSan.
+if(SLUICE_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+elseif(SLUICE_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT SLUICE_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "SLUICE_SANITIZE must be '', 'address' or 'thread', not '${SLUICE_SANITIZE}'")
+endif()

@@ -1,0 +1,65 @@
+// Node: the contract between the graph runtime and a node kind's implementation.
+//
+// The runtime owns the tbb::flow nodes; an implementation only sees batches. Before calling an
+// implementation the runtime completes requests that are cancelled or past their deadline
+// (504), stamps the trace and records stage metrics, so implementations only check
+// `request->active()` and do their work.
+//
+// Two shapes:
+//  - SyncNode::process runs on a TBB worker and returns when the batch is ready for the next
+//    stage. The runtime calls it concurrently up to the node's `concurrency`.
+//  - AsyncNode::start hands the batch to an engine with its own threads (generation, timers);
+//    the engine calls `done(batch)` exactly once when the batch may move on. The runtime wires
+//    this through tbb::flow::async_node so the graph knows work is outstanding.
+// A failure for one request is reported with request->complete(Status::Error(...)); a
+// thrown exception fails every still-active request of the batch with kInternal and a message
+// naming the node. Either way the batch moves on.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "graph/batch.h"
+
+namespace sluice {
+
+class Clock;
+class MetricsRegistry;
+
+// What a node gets from the runtime when it is built.
+struct NodeContext {
+  std::string name;            // the node's name in the pipeline file
+  std::string pipeline_name;
+  Clock* clock = nullptr;
+  MetricsRegistry* metrics = nullptr;
+  // Directory of the pipeline file, for resolving relative paths in configs.
+  std::string base_dir;
+  // Makes an empty batch to emit from this node (batchers, splitters): a fresh id and the
+  // bookkeeping for the part of the graph below this node.
+  std::function<BatchPtr()> make_batch;
+};
+
+class Node {
+ public:
+  virtual ~Node() = default;
+  // Called once after the whole graph is built, before the first request.
+  virtual void start() {}
+  // Called once at shutdown after intake stopped: finish or release outstanding work promptly.
+  virtual void stop() {}
+  // Readiness for /readyz: false while e.g. an index is still loading.
+  virtual bool ready() const { return true; }
+};
+
+class SyncNode : public Node {
+ public:
+  virtual void process(Batch& batch) = 0;
+};
+
+class AsyncNode : public Node {
+ public:
+  using Done = std::function<void(BatchPtr)>;
+  virtual void start_batch(BatchPtr batch, Done done) = 0;
+};
+
+}  // namespace sluice

@@ -1,0 +1,538 @@
+#include "graph/pipeline.h"
+
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/global_control.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "graph/spec_validator.h"
+
+namespace sluice {
+
+namespace flow = tbb::flow;
+
+namespace {
+
+// What travels along a tbb edge: the batch and when it became ready for the next stage, so
+// each stage's queue wait is known even when parallel branches share the batch.
+struct Hop {
+  BatchPtr batch;
+  Nanos ready_at = 0;
+};
+
+Nanos duration_nanos(const google::protobuf::Duration& d) {
+  return static_cast<Nanos>(d.seconds()) * kNanosPerSecond + d.nanos();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ per-class accounting
+
+class Pipeline::Lifecycle final : public RequestLifecycle {
+ public:
+  struct ClassMetrics {
+    Histogram* e2e;
+    Histogram* ttft;
+    Histogram* itl;
+    Histogram* tokens_per_second;
+    Counter* tokens;
+    std::atomic<std::int64_t> in_flight{0};
+    std::atomic<std::int64_t> in_service{0};
+    std::map<StatusCode, Counter*> outcomes;
+  };
+
+  Lifecycle(Pipeline& p) : p_(p) {
+    MetricsRegistry& m = *p.metrics_;
+    for (const auto& c : p.class_names_) {
+      auto cm = std::make_unique<ClassMetrics>();
+      Labels l{{"class", c}};
+      cm->e2e = &m.histogram("sluice_e2e_request_latency_seconds", "Time from arrival to completion", l);
+      cm->ttft = &m.histogram("sluice_time_to_first_token_seconds", "Time from arrival to the first answer token", l);
+      cm->itl = &m.histogram("sluice_inter_token_latency_seconds", "Time between consecutive answer tokens", l);
+      cm->tokens_per_second = &m.histogram("sluice_request_tokens_per_second", "Answer tokens per second of a request, first to last token", l,
+                                           Histogram::exponential(1, 1.5, 30));
+      cm->tokens = &m.counter("sluice_generation_tokens_total", "Answer tokens streamed to clients", l);
+      for (StatusCode code : {StatusCode::kOk, StatusCode::kInvalidArgument, StatusCode::kNotFound, StatusCode::kOverloaded,
+                              StatusCode::kDeadlineExceeded, StatusCode::kCancelled, StatusCode::kUnavailable, StatusCode::kInternal}) {
+        cm->outcomes[code] = &m.counter("sluice_requests_total", "Completed requests by class and outcome",
+                                        {{"class", c}, {"outcome", std::string(status_code_name(code))}});
+      }
+      ClassMetrics* raw = cm.get();
+      m.gauge_fn("sluice_requests_in_flight", "Requests admitted and not yet completed", l,
+                 [raw] { return static_cast<double>(raw->in_flight.load(std::memory_order_relaxed)); });
+      m.gauge_fn("sluice_queue_depth", "Admitted requests of the class waiting between stages (in flight, not in service)", l,
+                 [raw] {
+                   return static_cast<double>(std::max<std::int64_t>(0, raw->in_flight.load(std::memory_order_relaxed) -
+                                                                            raw->in_service.load(std::memory_order_relaxed)));
+                 });
+      classes_.push_back(std::move(cm));
+    }
+    for (AbortCause cause : {AbortCause::kClientDisconnect, AbortCause::kTimeout, AbortCause::kShed, AbortCause::kFailure,
+                             AbortCause::kShutdown}) {
+      aborts_[cause] = &m.counter("sluice_request_aborts_total", "Requests that did not finish normally, by cause",
+                                  {{"cause", std::string(abort_cause_name(cause))}});
+    }
+  }
+
+  ClassMetrics& of(const Request& r) { return *classes_[std::min<std::size_t>(r.priority, classes_.size() - 1)]; }
+
+  void on_first_token(Request& r) override {
+    of(r).ttft->observe(nanos_to_seconds(r.first_token_at - r.arrival));
+    of(r).tokens->inc();
+  }
+  void on_token(Request& r, Nanos since_previous) override {
+    ClassMetrics& cm = of(r);
+    cm.itl->observe(nanos_to_seconds(since_previous));
+    cm.tokens->inc();
+  }
+  void on_complete(Request& r) override {
+    ClassMetrics& cm = of(r);
+    cm.e2e->observe(nanos_to_seconds(r.completed_at - r.arrival));
+    cm.outcomes[r.status().code]->inc();
+    if (!r.status().ok() && r.status().cause != AbortCause::kNone) aborts_[r.status().cause]->inc();
+    if (r.tokens_emitted > 1 && r.last_token_at > r.first_token_at) {
+      cm.tokens_per_second->observe((r.tokens_emitted - 1) / nanos_to_seconds(r.last_token_at - r.first_token_at));
+    }
+    cm.in_flight.fetch_sub(1, std::memory_order_relaxed);
+    p_.on_request_complete(r);
+  }
+
+ private:
+  Pipeline& p_;
+  std::vector<std::unique_ptr<ClassMetrics>> classes_;
+  std::map<AbortCause, Counter*> aborts_;
+};
+
+// ------------------------------------------------------------------ graph
+
+struct Pipeline::Impl {
+  struct Stage {
+    std::string name;
+    std::uint16_t index = 0;
+    std::unique_ptr<Node> node;
+    Histogram* queue_time = nullptr;
+    Histogram* service_time = nullptr;
+    Counter* failures = nullptr;
+  };
+
+  std::unique_ptr<tbb::global_control> threads;
+  flow::graph graph;
+  std::vector<std::unique_ptr<Stage>> stages;
+  std::vector<std::unique_ptr<flow::graph_node>> owned;  // every tbb node, destroyed after the graph drained
+  std::map<std::string, flow::sender<Hop>*> out;         // name -> where its output leaves
+  std::map<std::string, std::vector<flow::receiver<Hop>*>> in;  // node name -> one receiver per input edge
+  std::map<std::string, flow::broadcast_node<Hop>*> entries;    // source name -> entry
+  std::map<std::string, int> leaves_below;                       // name -> leaves a batch from it reaches
+
+  ~Impl() { graph.wait_for_all(); }
+};
+
+namespace {
+
+using Impl = Pipeline::Impl;
+using Stage = Pipeline::Impl::Stage;
+
+// Completes requests that must not get more work: cancelled ones and ones past deadline.
+void retire_inactive(Batch& b, Nanos now, const std::string& stage) {
+  for (auto& r : b.requests) {
+    if (r->done()) continue;
+    if (r->cancelled()) {
+      AbortCause cause = r->cancel_cause();
+      r->complete(Status::Error(StatusCode::kCancelled, "request cancelled before stage '" + stage + "'",
+                                cause == AbortCause::kNone ? AbortCause::kClientDisconnect : cause),
+                  now);
+    } else if (r->expired(now)) {
+      r->complete(Status::Error(StatusCode::kDeadlineExceeded,
+                                "request deadline passed before stage '" + stage + "'", AbortCause::kTimeout),
+                  now);
+    }
+  }
+}
+
+void fail_active(Batch& b, Nanos now, const std::string& stage, const std::string& what) {
+  for (auto& r : b.requests) {
+    if (r->done()) continue;
+    r->complete(Status::Error(StatusCode::kInternal, "node '" + stage + "' failed: " + what, AbortCause::kFailure), now);
+  }
+}
+
+bool any_active(const Batch& b) {
+  for (const auto& r : b.requests) {
+    if (r->active()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegistry& registry, Options options) {
+  if (!options.metrics) throw std::invalid_argument("Pipeline::build needs a MetricsRegistry");
+  {
+    auto errors = validate_spec(spec, registry);
+    if (!errors.empty()) throw SpecErrors(std::move(errors));
+  }
+  const PipelineSpec& p = spec.pipeline;
+  std::unique_ptr<Pipeline> self(new Pipeline());
+  self->name_ = p.name();
+  self->clock_ = options.clock;
+  self->metrics_ = options.metrics;
+  for (const auto& c : p.runtime().classes()) self->class_names_.push_back(c.name());
+  self->default_class_ = self->class_index(p.runtime().default_class());
+  self->default_deadline_ = duration_nanos(p.runtime().default_deadline());
+  self->drain_timeout_ = duration_nanos(p.runtime().drain_timeout());
+  self->max_in_flight_ = p.runtime().max_in_flight();
+  self->impl_ = std::make_unique<Impl>();
+  self->lifecycle_ = std::make_unique<Lifecycle>(*self);
+  Impl& impl = *self->impl_;
+  Pipeline* pipeline = self.get();
+  Clock* clock = options.clock;
+  MetricsRegistry* metrics = options.metrics;
+  if (p.runtime().threads() > 0) {
+    impl.threads = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, p.runtime().threads());
+  }
+
+  // Leaves below each name: how many times a batch from there reaches the final stage.
+  std::map<std::string, std::vector<std::string>> successors;
+  std::map<std::string, int> fan_in;
+  for (const auto& e : p.edges()) {
+    successors[e.from()].push_back(e.to());
+    fan_in[e.to()]++;
+  }
+  std::function<int(const std::string&)> leaves = [&](const std::string& n) -> int {
+    if (auto it = impl.leaves_below.find(n); it != impl.leaves_below.end()) return it->second;
+    int total = 0;
+    if (successors[n].empty()) total = 1;
+    for (const auto& s : successors[n]) total += leaves(s);
+    // A join emits once per batch however many of its branches arrive.
+    return impl.leaves_below[n] = total;
+  };
+  // Joins: a branch reaching a join counts once per join, not once per branch.
+  std::function<int(const std::string&, std::set<std::string>&)> leaves_dedup =
+      [&](const std::string& n, std::set<std::string>& seen_joins) -> int {
+    if (successors[n].empty()) return 1;
+    int total = 0;
+    for (const auto& s : successors[n]) {
+      if (fan_in[s] > 1) {
+        if (!seen_joins.insert(s).second) continue;
+      }
+      total += leaves_dedup(s, seen_joins);
+    }
+    return total;
+  };
+  for (const auto& s : p.sources()) {
+    std::set<std::string> seen;
+    impl.leaves_below[s.name()] = leaves_dedup(s.name(), seen);
+  }
+  for (const auto& n : p.nodes()) {
+    std::set<std::string> seen;
+    impl.leaves_below[n.name()] = leaves_dedup(n.name(), seen);
+  }
+  (void)leaves;
+
+  // ---- the final stage: every request must have been answered when its batch has reached
+  // all leaves; anything else is a pipeline that forgot a request, answered with an error.
+  auto* finalizer = new flow::function_node<Hop, flow::continue_msg>(
+      impl.graph, flow::unlimited, [clock, name = self->name_](const Hop& h) {
+        if (h.batch->pending_leaves.fetch_sub(1, std::memory_order_acq_rel) != 1) return flow::continue_msg();
+        Nanos now = clock->now();
+        for (auto& r : h.batch->requests) {
+          if (r->done()) continue;
+          if (r->cancelled() || r->expired(now)) {
+            retire_inactive(*h.batch, now, "end");
+            continue;
+          }
+          r->complete(Status::Error(StatusCode::kInternal, "pipeline '" + name + "' ended without answering the request",
+                                    AbortCause::kFailure),
+                      now);
+        }
+        return flow::continue_msg();
+      });
+  impl.owned.emplace_back(finalizer);
+
+  // ---- sources
+  for (const auto& s : p.sources()) {
+    auto* entry = new flow::broadcast_node<Hop>(impl.graph);
+    impl.owned.emplace_back(entry);
+    impl.entries[s.name()] = entry;
+    impl.out[s.name()] = entry;
+  }
+
+  // ---- nodes
+  std::vector<SpecError> build_errors;
+  for (int i = 0; i < p.nodes_size(); ++i) {
+    const NodeSpec& ns = p.nodes(i);
+    const NodeKind* kind = registry.find(ns.kind());
+    auto stage = std::make_unique<Stage>();
+    stage->name = ns.name();
+    stage->index = static_cast<std::uint16_t>(i);
+    Labels l{{"stage", ns.name()}};
+    stage->queue_time = &metrics->histogram("sluice_request_queue_time_seconds", "Time a request waited before a stage", l);
+    stage->service_time = &metrics->histogram("sluice_stage_service_time_seconds", "Time a stage spent on a request's batch", l);
+    stage->failures = &metrics->counter("sluice_stage_failures_total", "Batches on which a stage threw", l);
+    NodeContext ctx;
+    ctx.name = ns.name();
+    ctx.pipeline_name = p.name();
+    ctx.clock = clock;
+    ctx.metrics = metrics;
+    ctx.base_dir = spec.base_dir;
+    int below = impl.leaves_below[ns.name()];
+    ctx.make_batch = [pipeline, below] {
+      auto b = std::make_shared<Batch>();
+      b->id = pipeline->next_batch_id_.fetch_add(1, std::memory_order_relaxed);
+      b->pending_leaves.store(below, std::memory_order_relaxed);
+      return b;
+    };
+    try {
+      stage->node = kind->factory(ns, ctx);
+      if (!stage->node) throw std::invalid_argument("the factory made no node");
+      if (kind->async != (dynamic_cast<AsyncNode*>(stage->node.get()) != nullptr)) {
+        throw std::logic_error("kind '" + ns.kind() + "' is registered with the wrong shape (async flag)");
+      }
+    } catch (const std::exception& e) {
+      build_errors.push_back(spec.error_at("nodes[" + std::to_string(i) + "].config", ns.name(), e.what()));
+      continue;
+    }
+    self->stage_names_.push_back(ns.name());
+    std::size_t concurrency = ns.concurrency() == 0 ? std::size_t(flow::unlimited) : ns.concurrency();
+    Stage* st = stage.get();
+    Lifecycle* lc = self->lifecycle_.get();
+
+    // Runs before a stage's work: retire inactive requests, count the active ones as in service.
+    // Runs before a stage's work: retire inactive requests, stamp the rest (finish time
+    // follows in `end`), count them as in service. Returns the serviced requests and slots.
+    auto begin = [st, lc](Batch& b, Nanos ready_at, Nanos start) {
+      retire_inactive(b, start, st->name);
+      std::vector<std::pair<Request*, std::uint32_t>> serviced;
+      serviced.reserve(b.requests.size());
+      for (auto& r : b.requests) {
+        if (r->done()) continue;
+        st->queue_time->observe(nanos_to_seconds(start - ready_at));
+        lc->of(*r).in_service.fetch_add(1, std::memory_order_relaxed);
+        serviced.emplace_back(r.get(), r->trace().record(StageStamp{st->index, ready_at, start, 0}));
+      }
+      return serviced;
+    };
+    auto end = [st, lc](const std::vector<std::pair<Request*, std::uint32_t>>& serviced, Nanos start, Nanos finish) {
+      double service = nanos_to_seconds(finish - start);
+      for (auto [r, slot] : serviced) {
+        r->trace().finish(slot, finish);
+        lc->of(*r).in_service.fetch_sub(1, std::memory_order_relaxed);
+        st->service_time->observe(service);
+      }
+    };
+
+    flow::receiver<Hop>* input = nullptr;
+    flow::sender<Hop>* output = nullptr;
+    if (auto* sync = dynamic_cast<SyncNode*>(st->node.get())) {
+      auto* fn = new flow::function_node<Hop, Hop>(impl.graph, concurrency, [clock, st, sync, begin, end](Hop h) {
+        Batch& b = *h.batch;
+        Nanos start = clock->now();
+        auto serviced = begin(b, h.ready_at, start);
+        if (any_active(b)) {
+          try {
+            sync->process(b);
+          } catch (const std::exception& e) {
+            st->failures->inc();
+            fail_active(b, clock->now(), st->name, e.what());
+          }
+        }
+        Nanos finish = clock->now();
+        end(serviced, start, finish);
+        return Hop{std::move(h.batch), finish};
+      });
+      impl.owned.emplace_back(fn);
+      input = fn;
+      output = fn;
+    } else {
+      auto* async = dynamic_cast<AsyncNode*>(st->node.get());
+      using AsyncFlowNode = flow::async_node<Hop, Hop>;
+      auto* an = new AsyncFlowNode(
+          impl.graph, concurrency, [clock, st, async, begin, end](Hop h, AsyncFlowNode::gateway_type& gw) {
+            Batch& b = *h.batch;
+            Nanos start = clock->now();
+            auto serviced = std::make_shared<std::vector<std::pair<Request*, std::uint32_t>>>(begin(b, h.ready_at, start));
+            gw.reserve_wait();
+            auto done = [clock, end, serviced, start, gw = &gw](BatchPtr out) {
+              Nanos finish = clock->now();
+              end(*serviced, start, finish);
+              gw->try_put(Hop{std::move(out), finish});
+              gw->release_wait();
+            };
+            if (!any_active(b)) {
+              done(std::move(h.batch));
+              return;
+            }
+            try {
+              async->start_batch(h.batch, done);
+            } catch (const std::exception& e) {
+              st->failures->inc();
+              fail_active(b, clock->now(), st->name, e.what());
+              done(std::move(h.batch));
+            }
+          });
+      impl.owned.emplace_back(an);
+      input = an;
+      output = an;
+    }
+    impl.out[ns.name()] = output;
+
+    // Fan-in: a key-matching join on the batch id in front of the stage.
+    int k = fan_in[ns.name()];
+    auto key = [](const Hop& h) -> std::uint64_t { return h.batch->id; };
+    auto merge = [](auto&&... hops) { return Hop{std::get<0>(std::forward_as_tuple(hops...)).batch, std::max({hops.ready_at...})}; };
+    auto add_join = [&](auto* join) {
+      impl.owned.emplace_back(join);
+      using JoinOut = typename std::remove_pointer_t<decltype(join)>::output_type;
+      auto* unpack = new flow::function_node<JoinOut, Hop, flow::lightweight>(
+          impl.graph, flow::unlimited, [merge](const JoinOut& t) { return std::apply(merge, t); });
+      impl.owned.emplace_back(unpack);
+      flow::make_edge(*join, *unpack);
+      flow::make_edge(*unpack, *input);
+      return join;
+    };
+    if (k <= 1) {
+      impl.in[ns.name()] = {input};
+    } else if (k == 2) {
+      auto* j = add_join(new flow::join_node<std::tuple<Hop, Hop>, flow::key_matching<std::uint64_t>>(impl.graph, key, key));
+      impl.in[ns.name()] = {&flow::input_port<0>(*j), &flow::input_port<1>(*j)};
+    } else if (k == 3) {
+      auto* j = add_join(new flow::join_node<std::tuple<Hop, Hop, Hop>, flow::key_matching<std::uint64_t>>(impl.graph, key, key, key));
+      impl.in[ns.name()] = {&flow::input_port<0>(*j), &flow::input_port<1>(*j), &flow::input_port<2>(*j)};
+    } else {
+      auto* j = add_join(new flow::join_node<std::tuple<Hop, Hop, Hop, Hop>, flow::key_matching<std::uint64_t>>(
+          impl.graph, key, key, key, key));
+      impl.in[ns.name()] = {&flow::input_port<0>(*j), &flow::input_port<1>(*j), &flow::input_port<2>(*j),
+                            &flow::input_port<3>(*j)};
+    }
+    impl.stages.push_back(std::move(stage));
+  }
+  if (!build_errors.empty()) throw SpecErrors(std::move(build_errors));
+
+  // ---- edges, then leaves into the final stage
+  std::map<std::string, std::size_t> next_port;
+  for (const auto& e : p.edges()) {
+    flow::make_edge(*impl.out.at(e.from()), *impl.in.at(e.to()).at(next_port[e.to()]++));
+  }
+  for (const auto& ns : p.nodes()) {
+    if (successors[ns.name()].empty()) flow::make_edge(*impl.out.at(ns.name()), *finalizer);
+  }
+  return self;
+}
+
+Pipeline::~Pipeline() {
+  if (impl_ && started_.load() && !draining_.load()) drain(0);
+  impl_.reset();
+}
+
+void Pipeline::start() {
+  for (auto& s : impl_->stages) s->node->start();
+  started_.store(true, std::memory_order_release);
+}
+
+int Pipeline::class_index(std::string_view name) const {
+  for (std::size_t i = 0; i < class_names_.size(); ++i) {
+    if (class_names_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool Pipeline::ready() const {
+  if (!started_.load(std::memory_order_acquire) || draining()) return false;
+  for (const auto& s : impl_->stages) {
+    if (!s->node->ready()) return false;
+  }
+  return true;
+}
+
+Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
+  Nanos now = clock_->now();
+  if (request->arrival == 0) request->arrival = now;
+  if (request->deadline == kNoDeadline) request->deadline = request->arrival + default_deadline_;
+  if (request->priority >= class_names_.size()) request->priority = static_cast<std::uint8_t>(default_class_);
+  auto entry = impl_->entries.find(source);
+  Status status;
+  if (entry == impl_->entries.end()) {
+    status = Status::Error(StatusCode::kInternal, "pipeline '" + name_ + "' has no source '" + source + "'");
+  } else if (!started_.load(std::memory_order_acquire) || draining()) {
+    status = Status::Error(StatusCode::kUnavailable, "pipeline '" + name_ + "' is " + (draining() ? "draining" : "not started"),
+                           AbortCause::kShutdown);
+  } else if (in_flight_.fetch_add(1, std::memory_order_acq_rel) >= max_in_flight_) {
+    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    status = Status::Error(StatusCode::kOverloaded,
+                           "pipeline '" + name_ + "' has " + std::to_string(max_in_flight_) + " requests in flight (runtime.max_in_flight)",
+                           AbortCause::kShed);
+    status.retry_after_seconds = 1;
+  }
+  if (!status.ok()) {
+    // Not admitted: completed here, without the lifecycle (it never counted as in flight).
+    request->complete(status, now);
+    lifecycle_->of(*request).outcomes[status.code]->inc();
+    return status;
+  }
+  request->set_lifecycle(lifecycle_.get());
+  lifecycle_->of(*request).in_flight.fetch_add(1, std::memory_order_relaxed);
+  {
+    Shard& shard = shards_[request->id() % kShards];
+    std::lock_guard lock(shard.mu);
+    shard.live.emplace(request->id(), request);
+  }
+  auto batch = std::make_shared<Batch>();
+  batch->id = next_batch_id_.fetch_add(1, std::memory_order_relaxed);
+  batch->requests.push_back(request);
+  batch->pending_leaves.store(impl_->leaves_below[source], std::memory_order_relaxed);
+  entry->second->try_put(Hop{std::move(batch), now});
+  return Status::Ok();
+}
+
+void Pipeline::on_request_complete(Request& request) {
+  {
+    Shard& shard = shards_[request.id() % kShards];
+    std::lock_guard lock(shard.mu);
+    shard.live.erase(request.id());
+  }
+  if (in_flight_.fetch_sub(1, std::memory_order_acq_rel) == 1 && draining()) {
+    std::lock_guard lock(drain_mu_);
+    drained_cv_.notify_all();
+  }
+}
+
+DrainReport Pipeline::drain() { return drain(drain_timeout_); }
+
+DrainReport Pipeline::drain(Nanos timeout) {
+  DrainReport report;
+  auto t0 = std::chrono::steady_clock::now();
+  std::size_t before = in_flight();
+  draining_.store(true, std::memory_order_release);
+  {
+    std::unique_lock lock(drain_mu_);
+    drained_cv_.wait_for(lock, std::chrono::nanoseconds(timeout), [this] { return in_flight() == 0; });
+  }
+  std::vector<RequestPtr> remaining;
+  for (Shard& shard : shards_) {
+    std::lock_guard lock(shard.mu);
+    for (auto& [id, weak] : shard.live) {
+      if (auto r = weak.lock()) remaining.push_back(std::move(r));
+    }
+  }
+  Nanos now = clock_->now();
+  for (auto& r : remaining) {
+    if (r->complete(Status::Error(StatusCode::kUnavailable,
+                                  "abandoned at shutdown: still running after the drain timeout of " +
+                                      std::to_string(nanos_to_seconds(timeout)) + "s",
+                                  AbortCause::kShutdown),
+                    now)) {
+      report.abandoned.push_back(r->id());
+    }
+  }
+  report.completed_during_drain = before > report.abandoned.size() ? before - report.abandoned.size() : 0;
+  for (auto& s : impl_->stages) s->node->stop();
+  impl_->graph.wait_for_all();
+  report.waited = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace sluice

@@ -1,0 +1,51 @@
+#include "graph/request.h"
+
+namespace sluice {
+
+std::string RequestInput::query() const {
+  if (kind != Kind::kChat) return prompt;
+  for (auto it = messages.rbegin(); it != messages.rend(); ++it) {
+    if (it->role == "user") return it->content;
+  }
+  return messages.empty() ? std::string() : messages.back().content;
+}
+
+void Request::emit_token(std::string_view piece, Nanos now) {
+  std::lock_guard lock(mu_);
+  if (done_.load(std::memory_order_relaxed)) return;
+  Nanos previous = last_token_at;
+  if (tokens_emitted == 0) {
+    first_token_at = now;
+    if (lifecycle_) lifecycle_->on_first_token(*this);
+  } else if (lifecycle_) {
+    lifecycle_->on_token(*this, now - previous);
+  }
+  last_token_at = now;
+  ++tokens_emitted;
+  if (sink_) sink_->on_token(piece);
+}
+
+void Request::emit_event(std::string_view type, std::string_view json) {
+  std::lock_guard lock(mu_);
+  if (done_.load(std::memory_order_relaxed)) return;
+  if (sink_) sink_->on_event(type, json);
+}
+
+bool Request::complete(Status status, Nanos now) {
+  {
+    std::lock_guard lock(mu_);
+    if (done_.load(std::memory_order_relaxed)) return false;
+    status_ = std::move(status);
+    if (!status_.ok() && finish_reason == "stop") {
+      finish_reason = status_.code == StatusCode::kCancelled ? "cancelled" : "error";
+    }
+    completed_at = now;
+    done_.store(true, std::memory_order_release);
+    if (sink_) sink_->on_complete(*this);
+  }
+  // Outside the lock: the lifecycle may release capacity that lets another request in.
+  if (lifecycle_) lifecycle_->on_complete(*this);
+  return true;
+}
+
+}  // namespace sluice

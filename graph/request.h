@@ -1,0 +1,179 @@
+// Request: the envelope of one client request as it flows through a pipeline.
+//
+// A Request is shared (RequestPtr) between the connector that made it, the graph nodes that
+// work on it and the engines that stream its answer. Identity fields are set before it is
+// submitted and never change after. The answer leaves through `emit_token` / `emit_event` into
+// the request's ResponseSink, and the request ends through `complete` exactly once: the first
+// call wins, later calls are ignored, so a failing node, a timeout, a client disconnect and
+// the normal finish may race safely. After completion no more tokens reach the sink.
+//
+// Thread-safety: emit_*, complete, cancel, attachments and the status getters may be called
+// from any thread. The input (`input`) is read-only after submission.
+#pragma once
+
+#include <any>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/clock.h"
+#include "graph/status.h"
+#include "graph/trace.h"
+
+namespace sluice {
+
+class Request;
+using RequestPtr = std::shared_ptr<Request>;
+
+struct ChatMessage {
+  std::string role;     // "system", "user", "assistant"
+  std::string content;
+};
+
+// Decoding controls, as OpenAI's request fields map onto them. Unset fields keep the engine's
+// defaults; `max_tokens` < 0 means "until the model stops or the context is full".
+struct SamplingParams {
+  int max_tokens = -1;
+  float temperature = 1.0f;
+  float top_p = 1.0f;
+  int top_k = 0;
+  float min_p = 0.0f;
+  float repetition_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  std::optional<std::uint64_t> seed;
+  std::vector<std::string> stop;
+};
+
+// What the caller asked for, independent of the connector that received it.
+struct RequestInput {
+  enum class Kind { kChat, kCompletion, kRetrieve };
+  Kind kind = Kind::kChat;
+  std::string model;
+  std::vector<ChatMessage> messages;  // kChat
+  std::string prompt;                 // kCompletion, kRetrieve (the query)
+  SamplingParams sampling;
+  bool stream = false;
+  // The text retrieval and templates work on: the last user message, or the prompt.
+  std::string query() const;
+};
+
+// Token counts for the OpenAI `usage` object.
+struct Usage {
+  int prompt_tokens = 0;
+  int completion_tokens = 0;
+};
+
+// Receives a request's answer. Calls for one request never overlap and arrive in order:
+// tokens and events first, then on_complete exactly once.
+class ResponseSink {
+ public:
+  virtual ~ResponseSink() = default;
+  virtual void on_token(std::string_view piece) = 0;
+  // A structured side event (type, JSON object text), e.g. "sources" or "heartbeat".
+  virtual void on_event(std::string_view type, std::string_view json) {}
+  virtual void on_complete(const Request& request) = 0;
+};
+
+// The runtime's hook into completion (metrics, in-flight accounting). Set by the pipeline.
+class RequestLifecycle {
+ public:
+  virtual ~RequestLifecycle() = default;
+  virtual void on_first_token(Request& request) {}
+  virtual void on_token(Request& request, Nanos since_previous) {}
+  virtual void on_complete(Request& request) = 0;
+};
+
+class Request {
+ public:
+  Request(std::uint64_t id, RequestInput input, std::shared_ptr<ResponseSink> sink)
+      : id_(id), input_(std::move(input)), sink_(std::move(sink)) {}
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+
+  // ---- identity, fixed before submission ----
+  std::uint64_t id() const { return id_; }
+  const RequestInput& input() const { return input_; }
+  static constexpr std::uint8_t kDefaultPriority = 255;
+  // Index into the pipeline's classes, 0 = most urgent; kDefaultPriority: the pipeline's default.
+  std::uint8_t priority = kDefaultPriority;
+  std::string tenant;              // scopes caches and fairness; empty = default tenant
+  std::string external_id;         // e.g. "chatcmpl-..." shown to the client
+  std::string traceparent;         // W3C trace context, kept as received and propagated
+  Nanos arrival = 0;               // when the connector received it
+  Nanos deadline = kNoDeadline;    // absolute; past it nodes stop spending work
+  bool want_timings = false;       // client asked for its per-stage timings
+
+  // ---- flow ----
+  Trace& trace() { return trace_; }
+  const Trace& trace() const { return trace_; }
+
+  // Any node may check these before spending work. A cancelled request is completed by the
+  // runtime at the next stage boundary, or by the engine at its next step.
+  void cancel(AbortCause cause) {
+    cancel_cause_.store(static_cast<int>(cause), std::memory_order_relaxed);
+    cancelled_.store(true, std::memory_order_release);
+  }
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+  AbortCause cancel_cause() const { return static_cast<AbortCause>(cancel_cause_.load(std::memory_order_relaxed)); }
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  // Neither done nor cancelled: worth spending work on.
+  bool active() const { return !done() && !cancelled(); }
+  bool expired(Nanos now) const { return now >= deadline; }
+
+  // ---- answer ----
+  // Streams a piece of the answer; ignored after completion. `now` stamps TTFT and ITL.
+  void emit_token(std::string_view piece, Nanos now);
+  void emit_event(std::string_view type, std::string_view json);
+  // Ends the request; returns false if it had already ended. `now` stamps the end time.
+  bool complete(Status status, Nanos now);
+
+  // ---- results, readable after completion (and by the sink in on_complete) ----
+  const Status& status() const { return status_; }
+  Usage usage;                        // set by the engine that produced the answer
+  std::string finish_reason = "stop"; // "stop", "length", "cancelled", "error"
+  Nanos first_token_at = 0;
+  Nanos last_token_at = 0;
+  Nanos completed_at = 0;
+  std::uint32_t tokens_emitted = 0;
+
+  // ---- attachments: results a node leaves for later nodes (retrieval hits, prompts) ----
+  template <class T>
+  void attach(const std::string& key, std::shared_ptr<T> value) {
+    std::lock_guard lock(mu_);
+    attachments_[key] = std::move(value);
+  }
+  template <class T>
+  std::shared_ptr<T> attachment(const std::string& key) const {
+    std::lock_guard lock(mu_);
+    auto it = attachments_.find(key);
+    if (it == attachments_.end()) return nullptr;
+    auto* p = std::any_cast<std::shared_ptr<T>>(&it->second);
+    return p ? *p : nullptr;
+  }
+
+  // Set by the pipeline at submission; not for nodes.
+  void set_lifecycle(RequestLifecycle* lifecycle) { lifecycle_ = lifecycle; }
+
+ private:
+  const std::uint64_t id_;
+  const RequestInput input_;
+  std::shared_ptr<ResponseSink> sink_;
+  RequestLifecycle* lifecycle_ = nullptr;
+  Trace trace_;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<int> cancel_cause_{0};
+  std::atomic<bool> done_{false};
+  Status status_;
+  // Serialises sink calls so a late token never follows on_complete.
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::any> attachments_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,63 @@
+// `template`: a TEST FIXTURE, not a model. It answers every request with a fixed text from the
+// pipeline file, streamed word by word, so the HTTP intake, SSE framing, cancellation and
+// metrics can be exercised before (and independently of) a real generator.
+//
+// "{{input}}" in the text is replaced by the request's query (its last user message). Each
+// streamed piece is a word with its leading whitespace. `max_tokens` truncates the answer
+// (finish_reason "length"). With `token_interval` 0 the answer is emitted at once on the
+// calling worker; otherwise a single timer thread paces every open stream, so thousands of
+// concurrent streams cost no thread each. A cancelled request stops at its next token.
+//
+// Thread-safety: start_batch may be called concurrently; stop() once, at shutdown.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graph/clock.h"
+#include "graph/node.h"
+#include "sluice/nodes.pb.h"
+
+namespace sluice {
+
+// Splits text into stream pieces: each word with the whitespace before it.
+std::vector<std::string> split_into_pieces(const std::string& text);
+
+class TemplateResponder final : public AsyncNode {
+ public:
+  TemplateResponder(const TemplateResponderConfig& config, const NodeContext& ctx);
+  ~TemplateResponder() override;
+
+  void start_batch(BatchPtr batch, Done done) override;
+  void stop() override;
+
+ private:
+  struct Stream;
+  struct BatchState;
+  void run_timer();
+  // Emits the next piece of `s`; returns true when the stream has finished.
+  bool step(Stream& s, Nanos now);
+  std::shared_ptr<Stream> make_stream(const RequestPtr& r, const std::shared_ptr<BatchState>& batch);
+  void finish(Stream& s);
+
+  std::string text_;
+  Nanos interval_;
+  Clock* clock_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  struct Due {
+    std::chrono::steady_clock::time_point at;
+    std::shared_ptr<Stream> stream;
+    bool operator>(const Due& o) const { return at > o.at; }
+  };
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
+  bool stopping_ = false;
+  std::thread timer_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,241 @@
+// The graph runtime: wiring, fan-out/fan-in, exactly-once completion under concurrency,
+// error propagation, deadlines, cancellation, admission limits and drain.
+#include "graph/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "graph/spec_validator.h"
+#include "tests/graph/test_support.h"
+
+namespace sluice {
+namespace {
+
+using testing::RecordingSink;
+
+struct Harness {
+  explicit Harness(const std::string& yaml, Clock* clock = &SteadyClock::instance()) : reg(testing::test_registry()) {
+    spec = load_and_validate_text(yaml, "t.yaml", reg);
+    pipeline = Pipeline::build(spec, reg, {clock, &metrics});
+    pipeline->start();
+  }
+  std::pair<RequestPtr, std::shared_ptr<RecordingSink>> make(const std::string& query = "q") {
+    auto sink = std::make_shared<RecordingSink>();
+    RequestInput in;
+    in.kind = RequestInput::Kind::kCompletion;
+    in.prompt = query;
+    auto r = std::make_shared<Request>(pipeline->next_request_id(), in, sink);
+    return {r, sink};
+  }
+  NodeRegistry reg;
+  LoadedSpec spec;
+  MetricsRegistry metrics;
+  std::unique_ptr<Pipeline> pipeline;
+};
+
+const char* kFanOutIn = R"(name: diamond
+sources: [{name: api, kind: http}]
+nodes:
+  - {name: left, kind: mark}
+  - {name: right, kind: mark}
+  - {name: join, kind: answer_marks}
+edges:
+  - {from: api, to: left}
+  - {from: api, to: right}
+  - {from: left, to: join}
+  - {from: right, to: join}
+)";
+
+TEST(Pipeline, FanOutRunsBothBranchesAndJoinSeesBoth) {
+  Harness h(kFanOutIn);
+  auto [r, sink] = h.make();
+  ASSERT_TRUE(h.pipeline->submit("api", r).ok());
+  ASSERT_TRUE(sink->wait());
+  EXPECT_TRUE(sink->status.ok()) << sink->status.message;
+  EXPECT_EQ(sink->text(), "left;right;");
+  // Every stage stamped the request: two branches and the join.
+  EXPECT_EQ(r->trace().size(), 3u);
+}
+
+TEST(Pipeline, ManyConcurrentRequestsEachCompleteExactlyOnce) {
+  Harness h(kFanOutIn);
+  constexpr int kThreads = 4, kPerThread = 500;
+  std::vector<std::vector<std::shared_ptr<RecordingSink>>> sinks(kThreads);
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads; ++t) {
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        auto [r, sink] = h.make();
+        sinks[t].push_back(sink);
+        h.pipeline->submit("api", r);
+      }
+    });
+  }
+  for (auto& p : producers) p.join();
+  for (auto& per_thread : sinks) {
+    for (auto& s : per_thread) {
+      ASSERT_TRUE(s->wait());
+      EXPECT_EQ(s->completions, 1);
+      EXPECT_EQ(s->text(), "left;right;");
+    }
+  }
+  DrainReport report = h.pipeline->drain(kNanosPerSecond);
+  EXPECT_TRUE(report.abandoned.empty());
+  EXPECT_EQ(h.pipeline->in_flight(), 0u);
+}
+
+TEST(Pipeline, FailingNodeCompletesWithAStructuredError) {
+  Harness h(R"(name: f
+sources: [{name: api, kind: http}]
+nodes: [{name: broken, kind: fail}, {name: after, kind: answer_marks}]
+edges: [{from: api, to: broken}, {from: broken, to: after}]
+)");
+  auto [r, sink] = h.make();
+  h.pipeline->submit("api", r);
+  ASSERT_TRUE(sink->wait());
+  EXPECT_EQ(sink->status.code, StatusCode::kInternal);
+  EXPECT_EQ(sink->status.message, "node 'broken' failed: boom");
+  EXPECT_EQ(sink->status.cause, AbortCause::kFailure);
+  EXPECT_EQ(sink->completions, 1);
+}
+
+TEST(Pipeline, PipelineThatNeverAnswersStillCompletesTheRequest) {
+  Harness h(R"(name: silent
+sources: [{name: api, kind: http}]
+nodes: [{name: p, kind: passthrough}]
+edges: [{from: api, to: p}]
+)");
+  auto [r, sink] = h.make();
+  h.pipeline->submit("api", r);
+  ASSERT_TRUE(sink->wait());
+  EXPECT_EQ(sink->status.code, StatusCode::kInternal);
+  EXPECT_EQ(sink->status.message, "pipeline 'silent' ended without answering the request");
+}
+
+TEST(Pipeline, ExpiredRequestIsRetiredWith504BeforeWork) {
+  ManualClock clock;
+  Harness h(R"(name: d
+sources: [{name: api, kind: http}]
+nodes: [{name: a, kind: answer_marks}]
+edges: [{from: api, to: a}]
+)",
+            &clock);
+  auto [r, sink] = h.make();
+  r->arrival = clock.now();
+  r->deadline = clock.now() - 1;  // already past
+  h.pipeline->submit("api", r);
+  ASSERT_TRUE(sink->wait());
+  EXPECT_EQ(sink->status.code, StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(sink->status.message, "request deadline passed before stage 'a'");
+}
+
+TEST(Pipeline, CancelledRequestGetsNoMoreWork) {
+  Harness h(R"(name: c
+sources: [{name: api, kind: http}]
+nodes: [{name: a, kind: answer_marks}]
+edges: [{from: api, to: a}]
+)");
+  auto [r, sink] = h.make();
+  r->cancel(AbortCause::kClientDisconnect);
+  h.pipeline->submit("api", r);
+  ASSERT_TRUE(sink->wait());
+  EXPECT_EQ(sink->status.code, StatusCode::kCancelled);
+  EXPECT_TRUE(sink->tokens.empty());
+}
+
+TEST(Pipeline, AdmissionLimitAnswersOverloadedAndDrainAbandonsTheRest) {
+  Harness h(R"(name: hold
+runtime: {max_in_flight: 2}
+sources: [{name: api, kind: http}]
+nodes: [{name: h, kind: hold}]
+edges: [{from: api, to: h}]
+)");
+  auto [a, sa] = h.make();
+  auto [b, sb] = h.make();
+  auto [c, sc] = h.make();
+  EXPECT_TRUE(h.pipeline->submit("api", a).ok());
+  EXPECT_TRUE(h.pipeline->submit("api", b).ok());
+  Status third = h.pipeline->submit("api", c);
+  EXPECT_EQ(third.code, StatusCode::kOverloaded);
+  EXPECT_GE(third.retry_after_seconds, 1);
+  EXPECT_EQ(sc->completions, 1);  // rejected requests are completed too
+
+  DrainReport report = h.pipeline->drain(20 * kNanosPerMilli);
+  EXPECT_EQ(report.abandoned.size(), 2u);
+  EXPECT_EQ(sa->status.code, StatusCode::kUnavailable);
+  EXPECT_EQ(sa->status.cause, AbortCause::kShutdown);
+  EXPECT_EQ(sa->completions, 1);
+  // Intake is closed after drain.
+  auto [d, sd] = h.make();
+  EXPECT_EQ(h.pipeline->submit("api", d).code, StatusCode::kUnavailable);
+}
+
+TEST(Pipeline, DrainWaitsForInFlightWork) {
+  Harness h(R"(name: stream
+sources: [{name: api, kind: http}]
+nodes: [{name: t, kind: template, config: {text: "a b c d e", token_interval: 2ms}}]
+edges: [{from: api, to: t}]
+)");
+  std::vector<std::shared_ptr<RecordingSink>> sinks;
+  for (int i = 0; i < 20; ++i) {
+    auto [r, sink] = h.make();
+    sinks.push_back(sink);
+    h.pipeline->submit("api", r);
+  }
+  DrainReport report = h.pipeline->drain(10 * kNanosPerSecond);
+  EXPECT_TRUE(report.abandoned.empty());
+  for (auto& s : sinks) {
+    EXPECT_TRUE(s->status.ok());
+    EXPECT_EQ(s->text(), "a b c d e");
+    EXPECT_EQ(s->tokens.size(), 5u);
+  }
+}
+
+TEST(Pipeline, TemplateResponderStreamsWordsAndHonoursMaxTokens) {
+  Harness h(R"(name: t
+sources: [{name: api, kind: http}]
+nodes: [{name: t, kind: template, config: {text: "You said {{input}} ok"}}]
+edges: [{from: api, to: t}]
+)");
+  auto [r, sink] = h.make("hello there");
+  h.pipeline->submit("api", r);
+  ASSERT_TRUE(sink->wait());
+  EXPECT_EQ(sink->text(), "You said hello there ok");
+  EXPECT_EQ(sink->tokens.size(), 5u);
+  EXPECT_EQ(r->usage.prompt_tokens, 2);
+  EXPECT_EQ(r->usage.completion_tokens, 5);
+  EXPECT_EQ(r->finish_reason, "stop");
+
+  RequestInput in;
+  in.prompt = "x";
+  in.kind = RequestInput::Kind::kCompletion;
+  in.sampling.max_tokens = 2;
+  auto sink2 = std::make_shared<RecordingSink>();
+  auto r2 = std::make_shared<Request>(h.pipeline->next_request_id(), in, sink2);
+  h.pipeline->submit("api", r2);
+  ASSERT_TRUE(sink2->wait());
+  EXPECT_EQ(sink2->text(), "You said");
+  EXPECT_EQ(r2->finish_reason, "length");
+}
+
+TEST(Pipeline, StageMetricsAndTraceAreRecorded) {
+  Harness h(kFanOutIn);
+  auto [r, sink] = h.make();
+  h.pipeline->submit("api", r);
+  ASSERT_TRUE(sink->wait());
+  h.pipeline->drain(kNanosPerSecond);
+  std::string text = h.metrics.exposition();
+  EXPECT_NE(text.find("sluice_request_queue_time_seconds_count{stage=\"join\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("sluice_stage_service_time_seconds_count{stage=\"left\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("sluice_requests_total{class=\"P1\",outcome=\"ok\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("sluice_time_to_first_token_seconds_count{class=\"P1\"} 1"), std::string::npos);
+  for (std::uint32_t i = 0; i < r->trace().size(); ++i) {
+    const StageStamp& s = r->trace()[i];
+    EXPECT_LE(s.queued, s.started);
+    EXPECT_LE(s.started, s.finished);
+  }
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,260 @@
+// Loading pipeline files: formats, substitution, defaults, and every class of bad input with
+// its exact message and position.
+#include "graph/spec_loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "graph/spec_validator.h"
+#include "tests/graph/test_support.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::ElementsAre;
+
+EnvLookup fake_env() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    if (name == "PORT") return "9999";
+    if (name == "EMPTY") return "";
+    return std::nullopt;
+  };
+}
+
+std::vector<std::string> errors_of(const std::string& text, const std::string& file = "p.yaml") {
+  static NodeRegistry reg = testing::test_registry();
+  try {
+    load_and_validate_text(text, file, reg, fake_env());
+  } catch (const SpecErrors& e) {
+    std::vector<std::string> out;
+    for (const auto& err : e.errors()) out.push_back(err.to_string());
+    return out;
+  }
+  return {};
+}
+
+LoadedSpec load_ok(const std::string& text, const std::string& file = "p.yaml") {
+  static NodeRegistry reg = testing::test_registry();
+  return load_and_validate_text(text, file, reg, fake_env());
+}
+
+const char* kGood = R"(name: demo
+sources:
+  - name: api
+    kind: http
+    config:
+      listen: 127.0.0.1:${PORT}
+nodes:
+  - name: answer
+    kind: template
+    concurrency: 2
+    config:
+      text: hello {{input}}
+      token_interval: 5ms
+edges:
+  - from: api
+    to: answer
+)";
+
+TEST(SpecLoader, LoadsYamlWithSubstitutionAndDefaults) {
+  LoadedSpec s = load_ok(kGood);
+  const PipelineSpec& p = s.pipeline;
+  EXPECT_EQ(p.name(), "demo");
+  EXPECT_EQ(p.sources(0).http().listen(), "127.0.0.1:9999");
+  EXPECT_EQ(p.nodes(0).concurrency(), 2u);
+  EXPECT_EQ(p.nodes(0).template_().token_interval().nanos(), 5'000'000);
+  // Defaults from the schema's rules.
+  EXPECT_EQ(p.runtime().max_in_flight(), 4096u);
+  EXPECT_EQ(p.runtime().drain_timeout().seconds(), 30);
+  ASSERT_EQ(p.runtime().classes_size(), 3);
+  EXPECT_EQ(p.runtime().classes(2).name(), "P2");
+  EXPECT_EQ(p.runtime().default_class(), "P1");
+  EXPECT_EQ(p.sources(0).http().max_body_bytes(), 1024u * 1024u);
+  EXPECT_EQ(p.sources(0).http().models(0), "sluice");
+  // Positions are kept for later messages.
+  EXPECT_EQ(s.positions.value_pos("nodes[0].config.text").line, 12);
+  EXPECT_EQ(s.positions.value_pos("nodes[0].config.text").column, 13);
+}
+
+TEST(SpecLoader, JsonAndTextFormatLoadTheSameSchema) {
+  const char* json = R"({
+	"name": "demo",
+	"sources": [{"name": "api", "kind": "http", "config": {"listen": "127.0.0.1:1"}}],
+	"nodes": [{"name": "answer", "kind": "template", "config": {"text": "hi", "token_interval": "0.005s"}}],
+	"edges": [{"from": "api", "to": "answer"}]
+})";
+  const char* text = R"(name: "demo"
+sources { name: "api" kind: "http" http { listen: "127.0.0.1:1" } }
+nodes { name: "answer" template { text: "hi" token_interval { nanos: 5000000 } } }
+edges { from: "api" to: "answer" }
+)";
+  LoadedSpec a = load_ok(json, "p.json");
+  LoadedSpec b = load_ok(text, "p.textproto");
+  EXPECT_EQ(a.pipeline.SerializeAsString(), b.pipeline.SerializeAsString());
+  EXPECT_EQ(b.pipeline.nodes(0).kind(), "template");  // implicit in text format
+}
+
+TEST(SpecLoader, DefaultAfterColonDashWhenUnsetOrEmpty) {
+  LoadedSpec s = load_ok(R"(name: ${NAME:-fallback}-${EMPTY:-e}
+sources: [{name: api, kind: http}]
+nodes: [{name: a, kind: template, config: {text: "cost $$5"}}]
+edges: [{from: api, to: a}]
+)");
+  EXPECT_EQ(s.pipeline.name(), "fallback-e");
+  EXPECT_EQ(s.pipeline.nodes(0).template_().text(), "cost $5");
+}
+
+TEST(SpecLoader, UnsetVariable) {
+  EXPECT_THAT(errors_of("name: ${NOPE}\nsources: [{name: api, kind: http}]\nnodes: [{name: a, kind: passthrough}]\nedges: [{from: api, to: a}]\n"),
+              ElementsAre("p.yaml:1:7: name: environment variable NOPE is not set (write ${NOPE:-default} to give a default)"));
+}
+
+TEST(SpecLoader, YamlSyntaxError) {
+  EXPECT_THAT(errors_of("name: x\nnodes: [a, b\nedges: []\n"),
+              ElementsAre("p.yaml:3:6: YAML syntax error: end of sequence flow not found"));
+}
+
+TEST(SpecLoader, JsonSyntaxError) {
+  EXPECT_THAT(errors_of("{\"name\": \"x\",, }", "p.json"), ::testing::Contains("p.json:1:14: field names must be plain strings"));
+  EXPECT_THAT(errors_of("{\"name\": \"x\"", "p.json"), ElementsAre("p.json:1:1: JSON syntax error: end of map flow not found"));
+}
+
+TEST(SpecLoader, EmptyFile) {
+  EXPECT_THAT(errors_of(""), ElementsAre("p.yaml:1:1: the file is empty; a pipeline needs at least a name, a source and a node"));
+}
+
+TEST(SpecLoader, UnknownFieldWithSuggestion) {
+  std::string text = kGood;
+  text.replace(text.find("concurrency"), 11, "concurency");
+  EXPECT_THAT(errors_of(text),
+              ElementsAre("p.yaml:10:5: node 'answer': nodes[0]: unknown field 'concurency' in NodeSpec (did you mean 'concurrency'?)"));
+}
+
+TEST(SpecLoader, UnknownFieldInTextFormat) {
+  EXPECT_THAT(errors_of("nmae: \"x\"\n", "p.textproto"),
+              ElementsAre("p.textproto:1:5: unknown field 'nmae' in PipelineSpec (did you mean 'name'?)"));
+}
+
+TEST(SpecLoader, UnknownNodeKindWithSuggestion) {
+  std::string text = kGood;
+  text.replace(text.find("kind: template"), 14, "kind: templat");
+  EXPECT_THAT(errors_of(text), ElementsAre("p.yaml:9:11: node 'answer': unknown node kind 'templat' (did you mean 'template'?)"));
+}
+
+TEST(SpecLoader, MissingRequiredField) {
+  std::string text = kGood;
+  text.replace(text.find("      text: hello {{input}}\n"), 28, "");
+  EXPECT_THAT(errors_of(text), ElementsAre("p.yaml:12:7: node 'answer': missing required field 'nodes[0].config.text'"));
+}
+
+TEST(SpecLoader, MissingName) {
+  EXPECT_THAT(errors_of("sources: [{name: api, kind: http}]\nnodes: [{name: a, kind: passthrough}]\nedges: [{from: api, to: a}]\n"),
+              ElementsAre("p.yaml:1:1: missing required field 'name'"));
+}
+
+TEST(SpecLoader, EdgeToUnknownNode) {
+  std::string text = kGood;
+  text.replace(text.find("to: answer"), 10, "to: answr");
+  EXPECT_THAT(errors_of(text), ElementsAre("p.yaml:3:11: node 'api': this source feeds no node; add an edge from it",
+                                           "p.yaml:8:11: node 'answer': no edge enters this node; connect it to a source or another node",
+                                           "p.yaml:16:9: edge to 'answr', which is not a source or node (did you mean 'answer'?)"));
+}
+
+TEST(SpecLoader, Cycle) {
+  EXPECT_THAT(errors_of(R"(name: c
+sources: [{name: api, kind: http}]
+nodes:
+  - {name: a, kind: passthrough}
+  - {name: b, kind: passthrough}
+  - {name: c, kind: passthrough}
+edges:
+  - {from: api, to: a}
+  - {from: a, to: b}
+  - {from: b, to: c}
+  - {from: c, to: a}
+)"),
+              ElementsAre("p.yaml:11:5: node 'a': edges form a cycle: 'a' -> 'b' -> 'c' -> 'a'"));
+}
+
+TEST(SpecLoader, IncompatiblePorts) {
+  EXPECT_THAT(errors_of(R"(name: ports
+sources: [{name: api, kind: http}]
+nodes: [{name: fuse, kind: needs_hits}]
+edges: [{from: api, to: fuse}]
+)"),
+              ElementsAre("p.yaml:4:25: node 'fuse': incompatible ports: kind 'needs_hits' needs hits, but its input from 'api' provides only request"));
+}
+
+TEST(SpecLoader, BadDurationSizeNumberAndRange) {
+  EXPECT_THAT(errors_of(R"(name: v
+runtime:
+  max_in_flight: 0
+  drain_timeout: 10 parsecs
+  threads: many
+sources:
+  - name: api
+    kind: http
+    config: {max_body_bytes: 12 furlongs}
+nodes: [{name: a, kind: passthrough}]
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre("p.yaml:3:18: runtime.max_in_flight: must be between 1 and 1000000, got 0",
+                          "p.yaml:4:18: runtime.drain_timeout: \"parsecs\" in \"10 parsecs\" is not a duration unit (ns, us, ms, s, m, h)",
+                          "p.yaml:5:12: runtime.threads: expected a whole number, got \"many\"",
+                          "p.yaml:9:30: node 'api': sources[0].config.max_body_bytes: \"furlongs\" in \"12 furlongs\" is not a size unit (B, KB, MB, GB, KiB, MiB, GiB)"));
+}
+
+TEST(SpecLoader, BadPriorityClassIsAnEnumLikeError) {
+  EXPECT_THAT(errors_of(R"(name: v
+sources: [{name: api, kind: http, config: {default_priority: P9}}]
+nodes: [{name: a, kind: passthrough}]
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre("p.yaml:2:62: node 'api': 'P9' is not a priority class (classes: P0, P1, P2); did you mean 'P0'?"));
+}
+
+TEST(SpecLoader, DuplicateNames) {
+  EXPECT_THAT(errors_of(R"(name: d
+sources: [{name: api, kind: http}]
+nodes:
+  - {name: a, kind: passthrough}
+  - {name: a, kind: passthrough}
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre("p.yaml:5:12: node 'a': the name 'a' is already used (first defined at line 4)"));
+}
+
+TEST(SpecLoader, WrongTypes) {
+  EXPECT_THAT(errors_of("name: [x]\nsources: {name: api}\n"),
+              ElementsAre("p.yaml:1:1: the pipeline has no nodes", "p.yaml:1:7: name: expected a single value, not a list",
+                          "p.yaml:2:10: sources: expected a list"));
+}
+
+TEST(SpecLoader, ConfigForAKindWithoutOne) {
+  EXPECT_THAT(errors_of(R"(name: d
+sources: [{name: api, kind: http}]
+nodes: [{name: a, kind: mark, config: {x: 1}}]
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre("p.yaml:3:31: node 'a': node kind 'mark' takes no config"));
+}
+
+TEST(SpecLoader, UnreadableFile) {
+  NodeRegistry reg = testing::test_registry();
+  try {
+    load_and_validate("/nonexistent/p.yaml", reg);
+    FAIL();
+  } catch (const SpecErrors& e) {
+    EXPECT_EQ(e.errors().at(0).to_string(), "/nonexistent/p.yaml: cannot read the file: No such file or directory");
+  }
+}
+
+TEST(SpecLoader, ShippedPipelinesAreValid) {
+  NodeRegistry reg = testing::test_registry();
+  for (const char* f : {"pipelines/default.yaml"}) {
+    EXPECT_NO_THROW(load_and_validate(std::string(SLUICE_SOURCE_DIR) + "/" + f, reg)) << f;
+  }
+}
+
+}  // namespace
+}  // namespace sluice
