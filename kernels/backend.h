@@ -1,0 +1,71 @@
+// KernelBackend: the device-neutral set of operations a transformer forward pass needs.
+//
+// Contract:
+// - All pointers are device pointers of the backend that receives them (host memory for the
+//   CPU backend, device memory for a future CUDA backend); the backend never owns them.
+// - Matrices are row-major: `rows` output features, each row `cols` input features stored in
+//   `type`'s GGUF block layout (kernels/cpu/quant_blocks.h spells the blocks out once).
+// - Keys and values live in fixed-size blocks of `block_size` positions addressed through a
+//   block table (the paged layout the serving engine shares): position p of a sequence lives in
+//   block table[p / block_size], slot p % block_size.
+// - A backend instance may be used by one thread at a time; it parallelises internally.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace sluice::kernels {
+
+// GGML type ids, so a GGUF tensor's type maps onto this enum without a table.
+enum class DType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8 };
+
+struct MatrixView {
+  DType type = DType::kF32;
+  const void* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+
+// One layer's key and value pools: block b, slot s, feature f is at ((b*block_size)+s)*kv_dim+f.
+struct KvLayerView {
+  float* k = nullptr;
+  float* v = nullptr;
+  int block_size = 0;
+  int kv_dim = 0;  // n_kv_heads * head_dim
+};
+
+struct AttentionShape {
+  int n_heads = 0;
+  int n_kv_heads = 0;  // n_heads % n_kv_heads == 0 (grouped-query attention)
+  int head_dim = 0;
+};
+
+class KernelBackend {
+ public:
+  virtual ~KernelBackend() = default;
+
+  // y[t][r] = sum_c W[r][c] * x[t][c] for n tokens (y is n x rows, x is n x cols).
+  virtual void matmul(const MatrixView& w, const float* x, int64_t n, float* y) = 0;
+  // out[t] = x[t] / rms(x[t]) * weight, for n rows of `dim` (out may equal x).
+  virtual void rms_norm(const float* x, const float* weight, int64_t n, int64_t dim, float eps,
+                        float* out) = 0;
+  // Rotary embedding on adjacent pairs (llama's "normal" rope) of the first n_rot features
+  // of each head, for n tokens at positions pos0, pos0+1, ...; x is n x (n_heads*head_dim).
+  virtual void rope(float* x, int64_t n, int n_heads, int head_dim, int n_rot, int64_t pos0,
+                    float freq_base) = 0;
+  // gate[i] = silu(gate[i]) * up[i]
+  virtual void swiglu(float* gate, const float* up, int64_t count) = 0;
+  // Writes n tokens' k and v rows (n x kv_dim each) at positions pos0.. through the table.
+  virtual void kv_store(const KvLayerView& kv, const int32_t* block_table, int64_t pos0,
+                        int64_t n, const float* k, const float* v) = 0;
+  // Causal attention for n query tokens at positions pos0..pos0+n-1: token t attends to
+  // positions 0..pos0+t. q and out are n x (n_heads*head_dim).
+  virtual void attention(const float* q, const KvLayerView& kv, const int32_t* block_table,
+                         int64_t pos0, int64_t n, const AttentionShape& shape, float* out) = 0;
+  // x[i] += y[i]
+  virtual void add(float* x, const float* y, int64_t count) = 0;
+  // Writes row `row` of w as float (embedding lookup).
+  virtual void get_row(const MatrixView& w, int64_t row, float* out) = 0;
+};
+
+}  // namespace sluice::kernels

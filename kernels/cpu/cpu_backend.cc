@@ -1,0 +1,65 @@
+#include "kernels/cpu/cpu_backend.h"
+
+#include <algorithm>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/quant_blocks.h"
+
+namespace sluice::kernels {
+
+CpuBackend::CpuBackend(int threads, Isa isa) : runner_(threads, isa) {}
+
+void CpuBackend::matmul(const MatrixView& w, const float* x, int64_t n, float* y) {
+  runner_.run(w, x, n, y);
+}
+
+void CpuBackend::rms_norm(const float* x, const float* weight, int64_t n, int64_t dim, float eps,
+                          float* out) {
+  for (int64_t t = 0; t < n; ++t) rms_norm_row(x + t * dim, weight, dim, eps, out + t * dim);
+}
+
+void CpuBackend::rope(float* x, int64_t n, int n_heads, int head_dim, int n_rot, int64_t pos0,
+                      float freq_base) {
+  const int64_t stride = int64_t(n_heads) * head_dim;
+  for (int64_t t = 0; t < n; ++t) rope_row(x + t * stride, n_heads, head_dim, n_rot, pos0 + t, freq_base);
+}
+
+void CpuBackend::swiglu(float* gate, const float* up, int64_t count) { swiglu_row(gate, up, count); }
+
+void CpuBackend::kv_store(const KvLayerView& kv, const int32_t* block_table, int64_t pos0, int64_t n,
+                          const float* k, const float* v) {
+  kv_store_rows(kv, block_table, pos0, n, k, v);
+}
+
+void CpuBackend::attention(const float* q, const KvLayerView& kv, const int32_t* block_table,
+                           int64_t pos0, int64_t n, const AttentionShape& shape, float* out) {
+  const int64_t tasks = n * shape.n_heads;
+  const int group = shape.n_heads / shape.n_kv_heads;
+  const int64_t stride = int64_t(shape.n_heads) * shape.head_dim;
+  // Scores live in a per-thread buffer: tasks on one thread run one after another.
+  const int64_t need = pos0 + n;
+  const int64_t grain = std::max<int64_t>(1, tasks / (int64_t(threads()) * 4));
+  runner_.parallel(tasks, grain, [&](int64_t b, int64_t e) {
+    thread_local std::vector<float> scores_buffer;
+    if (int64_t(scores_buffer.size()) < need) scores_buffer.resize(size_t(need));
+    float* scores = scores_buffer.data();
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t t = i / shape.n_heads;
+      const int h = int(i % shape.n_heads);
+      attention_head(q + t * stride + int64_t(h) * shape.head_dim, kv, block_table, pos0 + t,
+                     h / group, shape.head_dim, scores, out + t * stride + int64_t(h) * shape.head_dim);
+    }
+  });
+}
+
+void CpuBackend::add(float* x, const float* y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) x[i] += y[i];
+}
+
+void CpuBackend::get_row(const MatrixView& w, int64_t row, float* out) {
+  const char* base = static_cast<const char*>(w.data);
+  dequantize_row(w.type, base + row * dtype_row_bytes(w.type, w.cols), out, w.cols);
+}
+
+}  // namespace sluice::kernels

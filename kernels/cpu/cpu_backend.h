@@ -1,0 +1,39 @@
+// CpuBackend: KernelBackend on the host CPU. Matrix products run on the best SIMD level the
+// CPU has (kernels/cpu/cpu_features.h) and, with threads > 1, inside a oneTBB arena of that
+// many threads; attention is split across (token, head) pairs. One caller thread at a time.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/matmul.h"
+
+namespace sluice::kernels {
+
+class CpuBackend final : public KernelBackend {
+ public:
+  explicit CpuBackend(int threads, Isa isa = default_isa());
+
+  void matmul(const MatrixView& w, const float* x, int64_t n, float* y) override;
+  void rms_norm(const float* x, const float* weight, int64_t n, int64_t dim, float eps,
+                float* out) override;
+  void rope(float* x, int64_t n, int n_heads, int head_dim, int n_rot, int64_t pos0,
+            float freq_base) override;
+  void swiglu(float* gate, const float* up, int64_t count) override;
+  void kv_store(const KvLayerView& kv, const int32_t* block_table, int64_t pos0, int64_t n,
+                const float* k, const float* v) override;
+  void attention(const float* q, const KvLayerView& kv, const int32_t* block_table, int64_t pos0,
+                 int64_t n, const AttentionShape& shape, float* out) override;
+  void add(float* x, const float* y, int64_t count) override;
+  void get_row(const MatrixView& w, int64_t row, float* out) override;
+
+  int threads() const { return runner_.threads(); }
+  Isa isa() const { return runner_.isa(); }
+
+ private:
+  MatmulRunner runner_;
+};
+
+}  // namespace sluice::kernels

@@ -1,0 +1,188 @@
+#include "kernels/cpu/matmul.h"
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/quant_blocks.h"
+
+namespace sluice::kernels {
+namespace detail {
+namespace {
+
+// Portable kernels: the reference every SIMD kernel is tested against.
+void scalar_f32(const MatrixView& w, const float* x, const Q8Activations&, int64_t n, int64_t r0,
+                int64_t r1, float* y) {
+  const auto* wd = static_cast<const float*>(w.data);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* wr = wd + r * w.cols;
+    for (int64_t t = 0; t < n; ++t) {
+      const float* xt = x + t * w.cols;
+      float s = 0;
+      for (int64_t c = 0; c < w.cols; ++c) s += wr[c] * xt[c];
+      y[t * w.rows + r] = s;
+    }
+  }
+}
+
+void scalar_f16(const MatrixView& w, const float* x, const Q8Activations&, int64_t n, int64_t r0,
+                int64_t r1, float* y) {
+  const auto* wd = static_cast<const uint16_t*>(w.data);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint16_t* wr = wd + r * w.cols;
+    for (int64_t t = 0; t < n; ++t) {
+      const float* xt = x + t * w.cols;
+      float s = 0;
+      for (int64_t c = 0; c < w.cols; ++c) s += fp16_to_fp32(wr[c]) * xt[c];
+      y[t * w.rows + r] = s;
+    }
+  }
+}
+
+void scalar_q8_0(const MatrixView& w, const float*, const Q8Activations& xq, int64_t n,
+                 int64_t r0, int64_t r1, float* y) {
+  const int64_t nb = w.cols / kQuantBlock;
+  for (int64_t r = r0; r < r1; ++r) {
+    const auto* b = static_cast<const BlockQ8_0*>(w.data) + r * nb;
+    for (int64_t t = 0; t < n; ++t) {
+      const int8_t* xs = xq.qs.data() + t * w.cols;
+      const float* xd = xq.d.data() + t * nb;
+      float s = 0;
+      for (int64_t i = 0; i < nb; ++i) {
+        int32_t acc = 0;
+        for (int j = 0; j < 32; ++j) acc += int32_t(b[i].qs[j]) * xs[i * 32 + j];
+        s += float(acc) * fp16_to_fp32(b[i].d) * xd[i];
+      }
+      y[t * w.rows + r] = s;
+    }
+  }
+}
+
+void scalar_q4_0(const MatrixView& w, const float*, const Q8Activations& xq, int64_t n,
+                 int64_t r0, int64_t r1, float* y) {
+  const int64_t nb = w.cols / kQuantBlock;
+  for (int64_t r = r0; r < r1; ++r) {
+    const auto* b = static_cast<const BlockQ4_0*>(w.data) + r * nb;
+    for (int64_t t = 0; t < n; ++t) {
+      const int8_t* xs = xq.qs.data() + t * w.cols;
+      const float* xd = xq.d.data() + t * nb;
+      float s = 0;
+      for (int64_t i = 0; i < nb; ++i) {
+        int32_t acc = 0;
+        for (int j = 0; j < 16; ++j) {
+          acc += ((b[i].qs[j] & 0x0f) - 8) * xs[i * 32 + j];
+          acc += ((b[i].qs[j] >> 4) - 8) * xs[i * 32 + 16 + j];
+        }
+        s += float(acc) * fp16_to_fp32(b[i].d) * xd[i];
+      }
+      y[t * w.rows + r] = s;
+    }
+  }
+}
+
+}  // namespace
+
+void scalar_quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* neg8sum) {
+  for (int64_t i = 0; i < cols / kQuantBlock; ++i) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[i * 32 + j]));
+    const float di = amax / 127.0f;
+    const float id = di != 0 ? 1.0f / di : 0.0f;
+    int32_t sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      const int q = int(std::nearbyint(x[i * 32 + j] * id));
+      qs[i * 32 + j] = int8_t(q);
+      sum += q;
+    }
+    d[i] = di;
+    neg8sum[i] = -8 * sum;
+  }
+}
+
+const IsaKernels& scalar_kernels() {
+  static const IsaKernels k{scalar_f32, scalar_f16, scalar_q8_0, scalar_q4_0, scalar_quantize_q8};
+  return k;
+}
+
+}  // namespace detail
+
+namespace {
+const detail::IsaKernels& kernels_for(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return detail::avx512_kernels();
+    case Isa::kAvx2: return detail::avx2_kernels();
+    case Isa::kScalar: break;
+  }
+  return detail::scalar_kernels();
+}
+bool is_quantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0; }
+}  // namespace
+
+void Q8Activations::quantize(const float* x, int64_t n_rows, int64_t n_cols, Isa isa) {
+  n = n_rows;
+  cols = n_cols;
+  const int64_t nb = n_cols / kQuantBlock;
+  // Padding of one block keeps SIMD loads of a trailing odd block inside the buffer.
+  if (int64_t(qs.size()) < n * n_cols + 64) qs.resize(size_t(n * n_cols + 64));
+  if (int64_t(d.size()) < n * nb + 2) d.resize(size_t(n * nb + 2));
+  if (int64_t(neg8sum.size()) < n * nb + 2) neg8sum.resize(size_t(n * nb + 2));
+  const auto& k = kernels_for(isa);
+  for (int64_t t = 0; t < n; ++t)
+    k.quantize_q8(x + t * n_cols, n_cols, qs.data() + t * n_cols, d.data() + t * nb,
+                  neg8sum.data() + t * nb);
+}
+
+struct MatmulRunner::Arena {
+  explicit Arena(int threads) : arena(threads) {}
+  oneapi::tbb::task_arena arena;
+};
+
+MatmulRunner::MatmulRunner(int threads, Isa isa) : threads_(std::max(1, threads)), isa_(isa) {
+  if (threads_ > 1) arena_ = std::make_unique<Arena>(threads_);
+}
+
+MatmulRunner::~MatmulRunner() = default;
+
+void MatmulRunner::parallel_impl(int64_t count, int64_t grain,
+                                 void (*call)(void*, int64_t, int64_t), void* ctx) {
+  if (count <= 0) return;
+  if (!arena_ || count <= grain) {
+    call(ctx, 0, count);
+    return;
+  }
+  // Static chunks: a few per thread, each at least `grain` long. Matmul rows cost the same,
+  // so dynamic stealing only adds overhead at these (microsecond) task sizes.
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(count / grain, threads_ * 4));
+  arena_->arena.execute([&] {
+    oneapi::tbb::parallel_for(
+        oneapi::tbb::blocked_range<int64_t>(0, chunks, 1),
+        [&](const oneapi::tbb::blocked_range<int64_t>& r) {
+          for (int64_t c = r.begin(); c != r.end(); ++c)
+            call(ctx, count * c / chunks, count * (c + 1) / chunks);
+        },
+        oneapi::tbb::static_partitioner{});
+  });
+}
+
+void MatmulRunner::run(const MatrixView& w, const float* x, int64_t n, float* y) {
+  const auto& k = kernels_for(isa_);
+  if (is_quantized(w.type)) acts_.quantize(x, n, w.cols, isa_);
+  const detail::RowsKernel kernel = detail::pick(k, w.type);
+  // Row ranges in multiples of 4 so the SIMD kernels run their widest tile.
+  const int64_t groups = (w.rows + 3) / 4;
+  parallel(groups, 4, [&](int64_t g0, int64_t g1) {
+    kernel(w, x, acts_, n, g0 * 4, std::min(w.rows, g1 * 4), y);
+  });
+}
+
+void matmul(const MatrixView& w, const float* x, int64_t n, float* y, Isa isa) {
+  MatmulRunner runner(1, isa);
+  runner.run(w, x, n, y);
+}
+
+}  // namespace sluice::kernels

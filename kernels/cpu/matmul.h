@@ -1,0 +1,63 @@
+// Matrix products y = x W^T for every weight type, with dequantisation fused into the dot
+// products. For Q8_0/Q4_0 weights the activations are first quantised to Q8_0 blocks (as
+// llama.cpp does) so the inner loop is an integer dot product (AVX-512 VNNI where present).
+//
+// MatmulRunner owns the scratch for quantised activations and the thread arena; one runner
+// serves one caller thread at a time. The free function is for tests and one-off calls.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/cpu_features.h"
+
+namespace sluice::kernels {
+
+// Activations quantised to Q8_0 blocks, n rows of `cols`: qs (n*cols), per-block scale d and
+// per-block -8 * sum(qs) (the Q4_0 offset correction).
+struct Q8Activations {
+  int64_t n = 0, cols = 0;
+  std::vector<int8_t> qs;
+  std::vector<float> d;
+  std::vector<int32_t> neg8sum;
+  void quantize(const float* x, int64_t n_rows, int64_t n_cols, Isa isa);
+};
+
+class MatmulRunner {
+ public:
+  // threads <= 1 runs on the caller's thread; otherwise inside a oneTBB arena of that size.
+  MatmulRunner(int threads, Isa isa);
+  ~MatmulRunner();
+  MatmulRunner(const MatmulRunner&) = delete;
+  MatmulRunner& operator=(const MatmulRunner&) = delete;
+
+  // y (n x w.rows) = x (n x w.cols) W^T. Quantised types need w.cols % 32 == 0.
+  void run(const MatrixView& w, const float* x, int64_t n, float* y);
+  // Runs fn(begin, end) over [0, count) split across the arena's threads (grain: min chunk).
+  template <class Fn>
+  void parallel(int64_t count, int64_t grain, Fn&& fn);
+
+  int threads() const { return threads_; }
+  Isa isa() const { return isa_; }
+
+ private:
+  void parallel_impl(int64_t count, int64_t grain, void (*call)(void*, int64_t, int64_t), void* ctx);
+  int threads_;
+  Isa isa_;
+  struct Arena;  // a oneTBB task_arena, kept out of this header
+  std::unique_ptr<Arena> arena_;
+  Q8Activations acts_;
+};
+
+template <class Fn>
+void MatmulRunner::parallel(int64_t count, int64_t grain, Fn&& fn) {
+  parallel_impl(count, grain,
+                [](void* ctx, int64_t b, int64_t e) { (*static_cast<Fn*>(ctx))(b, e); }, &fn);
+}
+
+// One-shot matmul on the given ISA, single-threaded (tests, tools).
+void matmul(const MatrixView& w, const float* x, int64_t n, float* y, Isa isa);
+
+}  // namespace sluice::kernels

@@ -1,0 +1,38 @@
+// Internal: the per-ISA row-range kernels behind MatmulRunner. Each computes y[t*rows + r] for
+// rows [r0, r1) and all n tokens. Not part of the public interface.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/matmul.h"
+
+namespace sluice::kernels::detail {
+
+using RowsKernel = void (*)(const MatrixView& w, const float* x, const Q8Activations& xq,
+                            int64_t n, int64_t r0, int64_t r1, float* y);
+
+struct IsaKernels {
+  RowsKernel f32, f16, q8_0, q4_0;
+  // Quantises one row of cols floats to Q8_0 (qs, d per block, -8*sum per block).
+  void (*quantize_q8)(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* neg8sum);
+};
+
+// The portable activation quantiser; every ISA rounds identically (nearest, ties to even).
+void scalar_quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* neg8sum);
+
+const IsaKernels& scalar_kernels();
+const IsaKernels& avx2_kernels();
+const IsaKernels& avx512_kernels();
+
+inline RowsKernel pick(const IsaKernels& k, DType t) {
+  switch (t) {
+    case DType::kF32: return k.f32;
+    case DType::kF16: return k.f16;
+    case DType::kQ8_0: return k.q8_0;
+    case DType::kQ4_0: return k.q4_0;
+  }
+  return nullptr;
+}
+
+}  // namespace sluice::kernels::detail

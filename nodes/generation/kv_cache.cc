@@ -1,0 +1,44 @@
+#include "nodes/generation/kv_cache.h"
+
+namespace sluice::generation {
+
+KvBlockPool::KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks)
+    : n_layers_(n_layers), kv_dim_(kv_dim), block_size_(block_size), num_blocks_(num_blocks),
+      k_(size_t(n_layers)), v_(size_t(n_layers)) {
+  const size_t floats = size_t(num_blocks) * size_t(block_size) * size_t(kv_dim);
+  for (int l = 0; l < n_layers; ++l) {
+    k_[size_t(l)].reset(new float[floats]);
+    v_[size_t(l)].reset(new float[floats]);
+  }
+  for (int b = num_blocks - 1; b >= 0; --b) free_.push_back(b);  // hand out 0, 1, 2, ... first
+}
+
+kernels::KvLayerView KvBlockPool::layer(int l) {
+  return {k_[size_t(l)].get(), v_[size_t(l)].get(), block_size_, kv_dim_};
+}
+
+int32_t KvBlockPool::allocate() {
+  if (free_.empty()) return -1;
+  const int32_t b = free_.back();
+  free_.pop_back();
+  return b;
+}
+
+void KvBlockPool::release(int32_t block) { free_.push_back(block); }
+
+KvSequence::~KvSequence() { clear(); }
+
+bool KvSequence::reserve(int64_t positions) {
+  const int64_t need = (positions + pool_->block_size() - 1) / pool_->block_size() - int64_t(table_.size());
+  if (need <= 0) return true;
+  if (need > pool_->free_blocks()) return false;
+  for (int64_t i = 0; i < need; ++i) table_.push_back(pool_->allocate());
+  return true;
+}
+
+void KvSequence::clear() {
+  for (int32_t b : table_) pool_->release(b);
+  table_.clear();
+}
+
+}  // namespace sluice::generation

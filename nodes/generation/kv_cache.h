@@ -1,0 +1,54 @@
+// Paged key/value storage. KvBlockPool owns, per layer, a key pool and a value pool of
+// `num_blocks` blocks of `block_size` positions (F32); KvSequence is one sequence's block table,
+// taking blocks from the pool as it grows and returning them when destroyed. The layout is the
+// one kernels/backend.h's attention reads (KvLayerView) and the serving engine schedules.
+//
+// Thread-safety: a pool and its sequences are used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace sluice::generation {
+
+class KvBlockPool {
+ public:
+  KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks);
+
+  int block_size() const { return block_size_; }
+  int num_blocks() const { return num_blocks_; }
+  int free_blocks() const { return int(free_.size()); }
+  kernels::KvLayerView layer(int l);
+
+  int32_t allocate();  // -1 when the pool is exhausted
+  void release(int32_t block);
+
+ private:
+  int n_layers_, kv_dim_, block_size_, num_blocks_;
+  // Left uninitialised: pages become resident only as positions are written.
+  std::vector<std::unique_ptr<float[]>> k_, v_;
+  std::vector<int32_t> free_;
+};
+
+class KvSequence {
+ public:
+  explicit KvSequence(KvBlockPool& pool) : pool_(&pool) {}
+  ~KvSequence();
+  KvSequence(const KvSequence&) = delete;
+  KvSequence& operator=(const KvSequence&) = delete;
+
+  // Makes room for positions [0, positions). False (nothing taken) when the pool is short.
+  bool reserve(int64_t positions);
+  int64_t capacity() const { return int64_t(table_.size()) * pool_->block_size(); }
+  const int32_t* table() const { return table_.data(); }
+  void clear();  // returns every block
+
+ private:
+  KvBlockPool* pool_;
+  std::vector<int32_t> table_;
+};
+
+}  // namespace sluice::generation

@@ -1,0 +1,63 @@
+// LlamaModel: a `general.architecture = llama` GGUF file as llama.cpp defines it: token
+// embedding, per layer RMSNorm + grouped-query attention with rotary embeddings + RMSNorm +
+// SwiGLU feed-forward, final RMSNorm, output matrix (tied to the embedding when absent).
+// Weights are F32, F16, Q8_0 or Q4_0 views into the mapped file (never copied); norms are F32.
+//
+// Immutable after load(): one model serves any number of sessions on any threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "nodes/generation/gguf_file.h"
+#include "nodes/generation/tokenizer.h"
+
+namespace sluice::generation {
+
+struct LlamaConfig {
+  int dim = 0;             // embedding_length
+  int hidden_dim = 0;      // feed_forward_length
+  int n_layers = 0;        // block_count
+  int n_heads = 0;         // attention.head_count
+  int n_kv_heads = 0;      // attention.head_count_kv (defaults to n_heads)
+  int head_dim = 0;        // dim / n_heads
+  int n_rot = 0;           // rope.dimension_count (defaults to head_dim)
+  int vocab_size = 0;
+  int context_length = 0;  // the length the model was trained for
+  float rms_eps = 1e-5f;   // attention.layer_norm_rms_epsilon
+  float rope_base = 10000; // rope.freq_base
+};
+
+struct LlamaLayer {
+  const float* attn_norm = nullptr;
+  kernels::MatrixView wq, wk, wv, wo;
+  const float* ffn_norm = nullptr;
+  kernels::MatrixView w_gate, w_up, w_down;
+};
+
+class LlamaModel {
+ public:
+  // Maps and validates the file: architecture, hyperparameters, every tensor's presence, type
+  // and shape, and the tokenizer. Throws ModelError naming the file, field and problem.
+  static std::unique_ptr<LlamaModel> load(const std::string& path);
+  static std::unique_ptr<LlamaModel> from_file(std::unique_ptr<GgufFile> file);
+
+  const LlamaConfig& config() const { return config_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const GgufFile& file() const { return *file_; }
+
+  kernels::MatrixView token_embd;
+  const float* output_norm = nullptr;
+  kernels::MatrixView output;  // == token_embd when the file ties them
+  std::vector<LlamaLayer> layers;
+
+ private:
+  LlamaModel() = default;
+  std::unique_ptr<GgufFile> file_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  LlamaConfig config_;
+};
+
+}  // namespace sluice::generation
