@@ -1,0 +1,55 @@
+#include "connectors/http/http_metrics.h"
+
+namespace sluice::http {
+
+std::string_view endpoint_label(Endpoint endpoint) {
+  switch (endpoint) {
+    case Endpoint::kChatCompletions: return "/v1/chat/completions";
+    case Endpoint::kCompletions: return "/v1/completions";
+    case Endpoint::kModels: return "/v1/models";
+    case Endpoint::kHealthz: return "/healthz";
+    case Endpoint::kReadyz: return "/readyz";
+    case Endpoint::kMetrics: return "/metrics";
+    default: return "other";
+  }
+}
+
+Endpoint endpoint_for_path(std::string_view path) {
+  for (int i = 0; i < static_cast<int>(Endpoint::kOther); ++i) {
+    auto e = static_cast<Endpoint>(i);
+    if (path == endpoint_label(e)) return e;
+  }
+  return Endpoint::kOther;
+}
+
+HttpMetrics::HttpMetrics(MetricsRegistry& registry, std::string source)
+    : open_connections(registry.gauge("sluice_http_open_connections", "Open HTTP connections.", {{"source", source}})),
+      active_streams(registry.gauge("sluice_http_active_streams", "SSE responses in progress.", {{"source", source}})),
+      refused_connections(registry.counter("sluice_http_refused_connections_total",
+                                           "Connections refused because max_connections were open.",
+                                           {{"source", source}})),
+      slow_client_closes(registry.counter("sluice_http_slow_client_closes_total",
+                                          "Connections closed because unsent bytes exceeded max_stream_buffer_bytes.",
+                                          {{"source", source}})),
+      idle_closes(registry.counter("sluice_http_idle_closes_total",
+                                   "Connections closed after idle_timeout without a request.", {{"source", source}})),
+      client_disconnects(registry.counter("sluice_http_client_disconnects_total",
+                                          "Clients that went away before their answer was complete.",
+                                          {{"source", source}})),
+      registry_(registry),
+      source_(std::move(source)) {}
+
+void HttpMetrics::count_response(Endpoint endpoint, int status) {
+  if (status < kMinStatus || status > kMaxStatus) status = 500;
+  auto& slot = by_status_[static_cast<std::size_t>(endpoint)][static_cast<std::size_t>(status - kMinStatus)];
+  Counter* c = slot.load(std::memory_order_acquire);
+  if (!c) {
+    c = &registry_.counter("sluice_http_requests_total", "HTTP responses by endpoint and status code.",
+                           {{"source", source_}, {"endpoint", std::string(endpoint_label(endpoint))},
+                            {"code", std::to_string(status)}});
+    slot.store(c, std::memory_order_release);
+  }
+  c->inc();
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,54 @@
+// HttpMetrics: the HTTP source's series in the pipeline's MetricsRegistry, all prefixed
+// `sluice_http_` and labelled with the source name:
+//   sluice_http_requests_total{source,endpoint,code}      responses sent, by endpoint and status
+//   sluice_http_open_connections{source}                  gauge
+//   sluice_http_active_streams{source}                    gauge: SSE responses in progress
+//   sluice_http_refused_connections_total{source}         over max_connections
+//   sluice_http_slow_client_closes_total{source}          over max_stream_buffer_bytes
+//   sluice_http_idle_closes_total{source}                 over idle_timeout
+//   sluice_http_client_disconnects_total{source}          client left before its answer was done
+// `endpoint` is one of a fixed set (unknown paths count as "other"), so cardinality is bounded.
+//
+// Shared (shared_ptr) by the source and the response sinks of its requests, which may finish
+// after the source stopped; the registry must outlive both. Thread-safety: all methods.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <string>
+#include <string_view>
+
+#include "graph/metrics.h"
+
+namespace sluice::http {
+
+enum class Endpoint : std::uint8_t { kChatCompletions, kCompletions, kModels, kHealthz, kReadyz, kMetrics, kOther, kCount };
+
+std::string_view endpoint_label(Endpoint endpoint);
+// The endpoint a path belongs to (exact match), or kOther.
+Endpoint endpoint_for_path(std::string_view path);
+
+class HttpMetrics {
+ public:
+  HttpMetrics(MetricsRegistry& registry, std::string source);
+  void count_response(Endpoint endpoint, int status);
+
+  Gauge& open_connections;
+  Gauge& active_streams;
+  Counter& refused_connections;
+  Counter& slow_client_closes;
+  Counter& idle_closes;
+  Counter& client_disconnects;
+
+ private:
+  static constexpr int kMinStatus = 100;
+  static constexpr int kMaxStatus = 599;
+  MetricsRegistry& registry_;
+  const std::string source_;
+  // Created on first use; the registry returns the same series for the same labels, so a
+  // race between two threads creating one only stores the same pointer twice.
+  std::array<std::array<std::atomic<Counter*>, kMaxStatus - kMinStatus + 1>, static_cast<std::size_t>(Endpoint::kCount)>
+      by_status_{};
+};
+
+}  // namespace sluice::http

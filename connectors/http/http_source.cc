@@ -1,0 +1,249 @@
+#include "connectors/http/http_source.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "connectors/http/openai_request.h"
+#include "connectors/http/openai_response.h"
+#include "connectors/http/openai_response_sink.h"
+
+namespace sluice::http {
+namespace {
+
+constexpr std::size_t kDefaultMaxBody = 1024 * 1024;
+constexpr std::size_t kDefaultMaxHeader = 16 * 1024;
+constexpr Nanos kDefaultIdle = 60 * kNanosPerSecond;
+constexpr std::uint32_t kDefaultMaxConnections = 10000;
+constexpr std::size_t kDefaultStreamBuffer = 1024 * 1024;
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+
+// Protocol errors (from the parser and the connection limit) in the OpenAI error shape.
+ApiError protocol_error(int status, const std::string& message) {
+  ApiError e;
+  e.status = status;
+  e.message = message;
+  switch (status) {
+    case 413: e.code = "request_too_large"; break;
+    case 431: e.code = "headers_too_large"; break;
+    case 411: e.code = "length_required"; break;
+    case 503: e.code = "too_many_connections"; e.type = "service_unavailable"; break;
+    default: e.code = "bad_request"; break;
+  }
+  return e;
+}
+
+std::int64_t unix_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+HttpSource::HttpSource(const HttpSourceConfig& config, std::string source_name, RequestIntake& intake)
+    : intake_(intake), name_(std::move(source_name)) {
+  init(config);
+}
+
+HttpSource::HttpSource(const HttpSourceConfig& config, std::string source_name, Pipeline& pipeline)
+    : owned_intake_(intake_for(pipeline)), intake_(*owned_intake_), name_(std::move(source_name)) {
+  init(config);
+}
+
+HttpSource::~HttpSource() { stop(); }
+
+void HttpSource::init(const HttpSourceConfig& config) {
+  auto bad = [&](const std::string& field, const std::string& why) {
+    return std::invalid_argument("http source '" + name_ + "': " + field + ": " + why);
+  };
+  HttpServerOptions options;
+  try {
+    parse_listen_address(config.listen().empty() ? "127.0.0.1:8080" : config.listen(), &options.host, &options.port);
+  } catch (const std::invalid_argument& e) {
+    throw bad("listen", e.what());
+  }
+  host_ = options.host;
+  models_.assign(config.models().begin(), config.models().end());
+  if (models_.empty()) models_.push_back("sluice");
+  std::string priority = config.default_priority().empty() ? "P0" : config.default_priority();
+  default_class_ = intake_.class_index(priority);
+  if (default_class_ < 0) {
+    throw bad("default_priority", "'" + priority + "' is not a class of this pipeline (classes: " +
+                                      join(intake_.class_names()) + ")");
+  }
+  // Zero means "not set" (a config built in code); files always carry the schema defaults.
+  options.max_body_bytes = config.max_body_bytes() ? config.max_body_bytes() : kDefaultMaxBody;
+  options.max_header_bytes = config.max_header_bytes() ? config.max_header_bytes() : kDefaultMaxHeader;
+  options.idle_timeout = config.has_idle_timeout()
+                             ? config.idle_timeout().seconds() * kNanosPerSecond + config.idle_timeout().nanos()
+                             : kDefaultIdle;
+  options.max_connections = config.max_connections() ? config.max_connections() : kDefaultMaxConnections;
+  options.io_threads = config.io_threads() ? config.io_threads() : 1;
+  options.max_stream_buffer_bytes =
+      config.max_stream_buffer_bytes() ? config.max_stream_buffer_bytes() : kDefaultStreamBuffer;
+
+  metrics_ = std::make_shared<HttpMetrics>(intake_.metrics(), name_);
+  stage_names_ = std::make_shared<const std::vector<std::string>>(intake_.stage_names());
+  options.open_connections_gauge = &metrics_->open_connections;
+  options.active_streams_gauge = &metrics_->active_streams;
+  options.refused_connections = &metrics_->refused_connections;
+  options.slow_client_closes = &metrics_->slow_client_closes;
+  options.idle_closes = &metrics_->idle_closes;
+
+  auto metrics = metrics_;
+  server_ = std::make_unique<HttpServer>(
+      options, [this](HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer) { handle(request, writer); },
+      [metrics](int status, const std::string& message) {
+        ApiError e = protocol_error(status, message);
+        metrics->count_response(Endpoint::kOther, status);
+        return HttpResponse{status, "application/json", {}, error_body(e)};
+      });
+}
+
+void HttpSource::start() { server_->start(); }
+void HttpSource::stop_accepting() { server_->stop_accepting(); }
+void HttpSource::stop() {
+  if (server_) server_->stop();
+}
+
+std::string HttpSource::address() const {
+  bool v6 = host_.find(':') != std::string::npos;
+  return (v6 ? "[" + host_ + "]" : host_) + ":" + std::to_string(port());
+}
+
+void HttpSource::respond(Endpoint endpoint, const std::shared_ptr<ResponseWriter>& writer, HttpResponse response) {
+  metrics_->count_response(endpoint, response.status);
+  writer->send(response);
+}
+
+void HttpSource::respond_error(Endpoint endpoint, const std::shared_ptr<ResponseWriter>& writer, const ApiError& error,
+                               std::vector<HttpHeader> headers) {
+  respond(endpoint, writer, HttpResponse{error.status, "application/json", std::move(headers), error_body(error)});
+}
+
+HttpResponse HttpSource::readiness() const {
+  bool pipeline_ready = intake_.ready();
+  bool draining = intake_.draining() || !server_->accepting();
+  bool ready = pipeline_ready && !draining;
+  std::string body = std::string("{\"status\":") + (ready ? "\"ready\"" : "\"not ready\"") +
+                     ",\"pipeline_ready\":" + (pipeline_ready ? "true" : "false") +
+                     ",\"draining\":" + (draining ? "true" : "false") + "}";
+  return HttpResponse{ready ? 200 : 503, "application/json", {}, std::move(body)};
+}
+
+void HttpSource::handle(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer) {
+  Endpoint endpoint = endpoint_for_path(request.path());
+  bool post = endpoint == Endpoint::kChatCompletions || endpoint == Endpoint::kCompletions;
+  if (endpoint == Endpoint::kOther) {
+    ApiError e{404, "no route for " + request.method + " " + std::string(request.path()), "invalid_request_error", "",
+               "not_found"};
+    return respond_error(endpoint, writer, e);
+  }
+  const char* allowed = post ? "POST" : "GET";
+  if (request.method != allowed) {
+    ApiError e{405, "method " + request.method + " is not allowed on " + std::string(request.path()) + "; use " + allowed,
+               "invalid_request_error", "", "method_not_allowed"};
+    return respond_error(endpoint, writer, e, {{"Allow", allowed}});
+  }
+  switch (endpoint) {
+    case Endpoint::kChatCompletions:
+    case Endpoint::kCompletions:
+      return handle_completion(endpoint, request, writer);
+    case Endpoint::kHealthz:
+      return respond(endpoint, writer, HttpResponse{200, "application/json", {}, "{\"status\":\"ok\"}"});
+    case Endpoint::kReadyz:
+      return respond(endpoint, writer, readiness());
+    case Endpoint::kMetrics:
+      return respond(endpoint, writer,
+                     HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", {}, intake_.metrics().exposition()});
+    case Endpoint::kModels: {
+      std::string body = "{\"object\":\"list\",\"data\":[";
+      for (std::size_t i = 0; i < models_.size(); ++i) {
+        if (i) body += ',';
+        body += "{\"id\":";
+        append_json_string(body, models_[i]);
+        body += ",\"object\":\"model\",\"created\":0,\"owned_by\":\"sluice\"}";
+      }
+      body += "]}";
+      return respond(endpoint, writer, HttpResponse{200, "application/json", {}, std::move(body)});
+    }
+    default:
+      return;
+  }
+}
+
+void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer) {
+  if (intake_.draining() || !server_->accepting()) {
+    ApiError e{503, "the server is draining and accepts no new requests", "service_unavailable", "", "draining"};
+    return respond_error(endpoint, writer, e);
+  }
+  auto kind = endpoint == Endpoint::kChatCompletions ? RequestInput::Kind::kChat : RequestInput::Kind::kCompletion;
+  OpenAiRequest parsed;
+  if (auto error = parse_openai_request(http.body, kind, &parsed)) return respond_error(endpoint, writer, *error);
+  const std::string& model = parsed.input.model;
+  if (std::find(models_.begin(), models_.end(), model) == models_.end()) {
+    ApiError e{404, "the model '" + model + "' does not exist; this server serves: " + join(models_),
+               "invalid_request_error", "model", "model_not_found"};
+    return respond_error(endpoint, writer, e);
+  }
+  int priority = default_class_;
+  if (const std::string* p = http.header("x-priority")) {
+    priority = intake_.class_index(*p);
+    if (priority < 0) {
+      ApiError e{400, "X-Priority '" + *p + "' is not a priority class; use one of: " + join(intake_.class_names()),
+                 "invalid_request_error", "X-Priority", "invalid_value"};
+      return respond_error(endpoint, writer, e);
+    }
+  }
+  Nanos timeout = 0;
+  if (const std::string* t = http.header("x-request-timeout")) {
+    auto parsed_timeout = parse_timeout_header(*t);
+    if (!parsed_timeout) {
+      ApiError e{400, "X-Request-Timeout '" + *t + "' is not a positive duration such as 2.5, 2.5s or 250ms",
+                 "invalid_request_error", "X-Request-Timeout", "invalid_value"};
+      return respond_error(endpoint, writer, e);
+    }
+    timeout = *parsed_timeout;
+  }
+  const std::string* timings_header = http.header("x-sluice-timings");
+  bool want_timings = timings_header && (*timings_header == "1" || *timings_header == "true");
+
+  std::uint64_t id = intake_.next_request_id();
+  std::string external_id = (kind == RequestInput::Kind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(id);
+  SinkOptions sink_options;
+  sink_options.endpoint = endpoint;
+  sink_options.stream = parsed.input.stream;
+  sink_options.include_usage = parsed.include_usage;
+  sink_options.want_timings = want_timings;
+  sink_options.request_id = external_id;
+  sink_options.metrics = metrics_;
+  sink_options.stage_names = stage_names_;
+  auto sink = std::make_shared<OpenAiResponseSink>(writer, ChunkWriter(kind, external_id, model, unix_seconds()),
+                                                   std::move(sink_options));
+  auto request = std::make_shared<Request>(id, std::move(parsed.input), std::move(sink));
+  request->priority = static_cast<std::uint8_t>(priority);
+  request->external_id = std::move(external_id);
+  if (const std::string* tp = http.header("traceparent"); tp && valid_traceparent(*tp)) request->traceparent = *tp;
+  request->arrival = intake_.clock().now();
+  if (timeout > 0) request->deadline = request->arrival + timeout;
+  request->want_timings = want_timings;
+
+  std::weak_ptr<Request> weak = request;
+  auto metrics = metrics_;
+  writer->on_disconnect([weak, metrics] {
+    if (auto r = weak.lock(); r && !r->done()) {
+      metrics->client_disconnects.inc();
+      r->cancel(AbortCause::kClientDisconnect);
+    }
+  });
+  intake_.submit(name_, request);
+}
+
+}  // namespace sluice::http

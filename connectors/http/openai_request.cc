@@ -1,0 +1,265 @@
+#include "connectors/http/openai_request.h"
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+namespace sluice::http {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxJsonDepth = 64;
+constexpr std::size_t kMaxStopSequences = 16;
+
+ApiError invalid(std::string param, std::string message) {
+  ApiError e;
+  e.status = 400;
+  e.message = std::move(message);
+  e.param = std::move(param);
+  e.code = "invalid_value";
+  return e;
+}
+
+std::string_view type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a number";
+    default: return "an unsupported value";
+  }
+}
+
+ApiError wrong_type(const std::string& field, std::string_view expected, const json& got) {
+  ApiError e = invalid(field, "'" + field + "' must be " + std::string(expected) + ", got " + std::string(type_name(got)));
+  e.code = "invalid_type";
+  return e;
+}
+
+// Nesting deeper than kMaxJsonDepth is refused before parsing, so a hostile body cannot
+// exhaust the stack of the parser or of the value's destructor.
+std::optional<ApiError> check_depth(std::string_view body) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        return invalid("", "request body nests deeper than " + std::to_string(kMaxJsonDepth) +
+                               " levels (at byte " + std::to_string(i) + ")");
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+// Optional numeric field in [lo, hi]; absent or null keeps *out.
+template <class T>
+std::optional<ApiError> read_number(const json& obj, const char* field, double lo, double hi, T* out) {
+  auto it = obj.find(field);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  constexpr bool integral = std::numeric_limits<T>::is_integer;
+  if (integral ? !it->is_number_integer() : !it->is_number()) {
+    return wrong_type(field, integral ? "an integer" : "a number", *it);
+  }
+  double v = it->get<double>();
+  if (!(v >= lo && v <= hi)) {
+    char range[96];
+    std::snprintf(range, sizeof range, "between %g and %g", lo, hi);
+    return invalid(field, "'" + std::string(field) + "' must be " + range);
+  }
+  *out = integral ? static_cast<T>(it->get<std::int64_t>()) : static_cast<T>(v);
+  return std::nullopt;
+}
+
+std::optional<ApiError> read_bool(const json& obj, const char* field, bool* out) {
+  auto it = obj.find(field);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) return wrong_type(field, "a boolean", *it);
+  *out = it->get<bool>();
+  return std::nullopt;
+}
+
+std::optional<ApiError> read_messages(const json& obj, std::vector<ChatMessage>* out) {
+  auto it = obj.find("messages");
+  if (it == obj.end() || it->is_null()) return invalid("messages", "'messages' is required");
+  if (!it->is_array()) return wrong_type("messages", "an array", *it);
+  if (it->empty()) return invalid("messages", "'messages' must not be empty");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    std::string at = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) return wrong_type(at, "an object", m);
+    ChatMessage msg;
+    auto role = m.find("role");
+    if (role == m.end()) return invalid(at + ".role", "'" + at + ".role' is required");
+    if (!role->is_string()) return wrong_type(at + ".role", "a string", *role);
+    msg.role = role->get<std::string>();
+    if (msg.role != "system" && msg.role != "user" && msg.role != "assistant" && msg.role != "developer" &&
+        msg.role != "tool") {
+      return invalid(at + ".role", "'" + at + ".role' must be one of system, developer, user, assistant, tool; got '" +
+                                       msg.role + "'");
+    }
+    auto content = m.find("content");
+    if (content == m.end() || content->is_null()) {
+      // An assistant turn that only called tools has no content.
+    } else if (content->is_string()) {
+      msg.content = content->get<std::string>();
+    } else if (content->is_array()) {
+      for (std::size_t j = 0; j < content->size(); ++j) {
+        const json& part = (*content)[j];
+        std::string pat = at + ".content[" + std::to_string(j) + "]";
+        if (!part.is_object()) return wrong_type(pat, "an object", part);
+        auto type = part.find("type");
+        if (type == part.end() || !type->is_string() || *type != "text") {
+          return invalid(pat + ".type", "only content parts of type 'text' are supported (" + pat + ")");
+        }
+        auto text = part.find("text");
+        if (text == part.end() || !text->is_string()) {
+          return wrong_type(pat + ".text", "a string", text == part.end() ? json() : *text);
+        }
+        if (!msg.content.empty()) msg.content += '\n';
+        msg.content += text->get<std::string>();
+      }
+    } else {
+      return wrong_type(at + ".content", "a string or an array of text parts", *content);
+    }
+    out->push_back(std::move(msg));
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> read_prompt(const json& obj, std::string* out) {
+  auto it = obj.find("prompt");
+  if (it == obj.end() || it->is_null()) return invalid("prompt", "'prompt' is required");
+  if (it->is_string()) {
+    *out = it->get<std::string>();
+    return std::nullopt;
+  }
+  if (it->is_array() && it->size() == 1 && (*it)[0].is_string()) {
+    *out = (*it)[0].get<std::string>();
+    return std::nullopt;
+  }
+  if (it->is_array() && it->size() > 1) return invalid("prompt", "'prompt' with several prompts is not supported; send one");
+  return wrong_type("prompt", "a string", *it);
+}
+
+std::optional<ApiError> read_stop(const json& obj, std::vector<std::string>* out) {
+  auto it = obj.find("stop");
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) {
+    out->push_back(it->get<std::string>());
+    return std::nullopt;
+  }
+  if (!it->is_array()) return wrong_type("stop", "a string or an array of strings", *it);
+  if (it->size() > kMaxStopSequences) {
+    return invalid("stop", "'stop' has " + std::to_string(it->size()) + " sequences, at most " +
+                               std::to_string(kMaxStopSequences) + " are allowed");
+  }
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    if (!(*it)[i].is_string()) return wrong_type("stop[" + std::to_string(i) + "]", "a string", (*it)[i]);
+    out->push_back((*it)[i].get<std::string>());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ApiError> parse_openai_request(std::string_view body, RequestInput::Kind kind, OpenAiRequest* out) {
+  if (auto e = check_depth(body)) return e;
+  json doc;
+  try {
+    doc = json::parse(body.begin(), body.end());
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] " prefix; keep "parse error at line L, column C: ...".
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    return invalid("", "request body is not valid JSON: " + what);
+  }
+  if (!doc.is_object()) return invalid("", "request body must be a JSON object, got " + std::string(type_name(doc)));
+
+  RequestInput& in = out->input;
+  in.kind = kind;
+  auto model = doc.find("model");
+  if (model == doc.end() || model->is_null()) return invalid("model", "'model' is required");
+  if (!model->is_string()) return wrong_type("model", "a string", *model);
+  in.model = model->get<std::string>();
+
+  if (kind == RequestInput::Kind::kChat) {
+    if (auto e = read_messages(doc, &in.messages)) return e;
+  } else {
+    if (auto e = read_prompt(doc, &in.prompt)) return e;
+  }
+
+  SamplingParams& s = in.sampling;
+  constexpr double kMaxTokens = 1 << 24;
+  if (auto e = read_number(doc, "max_tokens", 1, kMaxTokens, &s.max_tokens)) return e;
+  if (auto e = read_number(doc, "max_completion_tokens", 1, kMaxTokens, &s.max_tokens)) return e;
+  if (auto e = read_number(doc, "temperature", 0, 2, &s.temperature)) return e;
+  if (auto e = read_number(doc, "top_p", 0, 1, &s.top_p)) return e;
+  if (auto e = read_number(doc, "top_k", -1, 1 << 20, &s.top_k)) return e;
+  if (s.top_k < 0) s.top_k = 0;  // vLLM spells "disabled" as -1; ours is 0
+  if (auto e = read_number(doc, "min_p", 0, 1, &s.min_p)) return e;
+  if (auto e = read_number(doc, "presence_penalty", -2, 2, &s.presence_penalty)) return e;
+  if (auto e = read_number(doc, "frequency_penalty", -2, 2, &s.frequency_penalty)) return e;
+  if (auto e = read_number(doc, "repetition_penalty", 0.01, 10, &s.repetition_penalty)) return e;
+  if (auto it = doc.find("seed"); it != doc.end() && !it->is_null()) {
+    if (!it->is_number_integer()) return wrong_type("seed", "an integer", *it);
+    s.seed = it->is_number_unsigned() ? it->get<std::uint64_t>() : static_cast<std::uint64_t>(it->get<std::int64_t>());
+  }
+  if (auto e = read_stop(doc, &s.stop)) return e;
+  int n = 1;
+  if (auto e = read_number(doc, "n", 1, 1 << 10, &n)) return e;
+  if (n != 1) return invalid("n", "'n' must be 1: one choice per request is supported");
+  if (auto e = read_bool(doc, "stream", &in.stream)) return e;
+  if (auto it = doc.find("stream_options"); it != doc.end() && !it->is_null()) {
+    if (!it->is_object()) return wrong_type("stream_options", "an object", *it);
+    if (auto e = read_bool(*it, "include_usage", &out->include_usage)) {
+      e->param = "stream_options.include_usage";
+      return e;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Nanos> parse_timeout_header(std::string_view value) {
+  double scale = 1e9;
+  if (value.size() > 2 && value.substr(value.size() - 2) == "ms") {
+    scale = 1e6;
+    value.remove_suffix(2);
+  } else if (!value.empty() && value.back() == 's') {
+    value.remove_suffix(1);
+  }
+  if (value.empty() || value.size() > 24) return std::nullopt;
+  std::string text(value);
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0 || v > 86400.0 * 1e9 / scale) return std::nullopt;
+  return static_cast<Nanos>(v * scale);
+}
+
+bool valid_traceparent(std::string_view v) {
+  if (v.size() != 55 || v[2] != '-' || v[35] != '-' || v[52] != '-') return false;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i == 2 || i == 35 || i == 52) continue;
+    char c = v[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return v.substr(0, 2) != "ff" && v.substr(3, 32) != std::string(32, '0') && v.substr(36, 16) != std::string(16, '0');
+}
+
+}  // namespace sluice::http

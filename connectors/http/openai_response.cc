@@ -1,0 +1,240 @@
+#include "connectors/http/openai_response.h"
+
+#include <cstdio>
+
+namespace sluice::http {
+namespace {
+
+void append_usage(std::string& out, const Usage& usage) {
+  out += "{\"prompt_tokens\":";
+  out += std::to_string(usage.prompt_tokens);
+  out += ",\"completion_tokens\":";
+  out += std::to_string(usage.completion_tokens);
+  out += ",\"total_tokens\":";
+  out += std::to_string(usage.prompt_tokens + usage.completion_tokens);
+  out += '}';
+}
+
+void append_micros(std::string& out, Nanos n) {
+  char buf[32];
+  int len = std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(n) / 1e3);
+  out.append(buf, static_cast<std::size_t>(len));
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+std::string error_body(const ApiError& e) {
+  std::string out = "{\"error\":{\"message\":";
+  append_json_string(out, e.message);
+  out += ",\"type\":";
+  append_json_string(out, e.type);
+  out += ",\"param\":";
+  if (e.param.empty()) out += "null";
+  else append_json_string(out, e.param);
+  out += ",\"code\":";
+  if (e.code.empty()) out += "null";
+  else append_json_string(out, e.code);
+  out += "}}";
+  return out;
+}
+
+ApiError error_for_status(const Status& status) {
+  ApiError e;
+  e.status = http_status_for(status.code);
+  e.message = status.message.empty() ? std::string(status_code_name(status.code)) : status.message;
+  e.code = std::string(status_code_name(status.code));
+  switch (status.code) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound: e.type = "invalid_request_error"; break;
+    case StatusCode::kOverloaded: e.type = "rate_limit_error"; break;
+    case StatusCode::kDeadlineExceeded: e.type = "timeout_error"; break;
+    case StatusCode::kCancelled: e.type = "cancelled"; break;
+    case StatusCode::kUnavailable: e.type = "service_unavailable"; break;
+    default: e.type = "server_error"; break;
+  }
+  return e;
+}
+
+std::string timings_json(const Request& request, const std::vector<std::string>& stage_names) {
+  std::string out = "{\"id\":";
+  append_json_string(out, request.external_id);
+  out += ",\"stages\":[";
+  const Trace& trace = request.trace();
+  for (std::uint32_t i = 0; i < trace.size(); ++i) {
+    const StageStamp& s = trace[i];
+    if (i) out += ',';
+    out += "{\"stage\":";
+    append_json_string(out, s.stage < stage_names.size() ? stage_names[s.stage] : "stage" + std::to_string(s.stage));
+    out += ",\"queue_us\":";
+    append_micros(out, s.started - s.queued);
+    out += ",\"service_us\":";
+    append_micros(out, s.finished - s.started);
+    out += '}';
+  }
+  out += "],\"total_us\":";
+  append_micros(out, request.completed_at > request.arrival ? request.completed_at - request.arrival : 0);
+  if (request.first_token_at > 0) {
+    out += ",\"ttft_us\":";
+    append_micros(out, request.first_token_at - request.arrival);
+  }
+  out += '}';
+  return out;
+}
+
+ChunkWriter::ChunkWriter(RequestInput::Kind kind, std::string_view id, std::string_view model, std::int64_t created)
+    : kind_(kind), id_(id), model_(model), created_(created) {
+  head_ = "\"id\":";
+  append_json_string(head_, id);
+  head_ += kind == RequestInput::Kind::kChat ? ",\"object\":\"chat.completion.chunk\"" : ",\"object\":\"text_completion\"";
+  head_ += ",\"created\":";
+  head_ += std::to_string(created);
+  head_ += ",\"model\":";
+  append_json_string(head_, model);
+}
+
+std::string ChunkWriter::chunk_prefix() const {
+  std::string out;
+  out.reserve(head_.size() + 96);
+  out += "data: {";
+  out += head_;
+  out += ",\"choices\":";
+  return out;
+}
+
+std::string ChunkWriter::content_event(std::string_view piece) {
+  std::string out = chunk_prefix();
+  if (kind_ == RequestInput::Kind::kChat) {
+    out += "[{\"index\":0,\"delta\":{";
+    if (!role_sent_) {
+      out += "\"role\":\"assistant\",";
+      role_sent_ = true;
+    }
+    out += "\"content\":";
+    append_json_string(out, piece);
+    out += "},\"finish_reason\":null}]}\n\n";
+  } else {
+    out += "[{\"index\":0,\"text\":";
+    append_json_string(out, piece);
+    out += ",\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+  }
+  return out;
+}
+
+std::string ChunkWriter::finish_event(std::string_view finish_reason) {
+  std::string out = chunk_prefix();
+  if (kind_ == RequestInput::Kind::kChat) {
+    out += role_sent_ ? "[{\"index\":0,\"delta\":{}" : "[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}";
+    role_sent_ = true;
+  } else {
+    out += "[{\"index\":0,\"text\":\"\",\"logprobs\":null";
+  }
+  out += ",\"finish_reason\":";
+  append_json_string(out, finish_reason);
+  out += "}]}\n\n";
+  return out;
+}
+
+std::string ChunkWriter::usage_event(const Usage& usage) {
+  std::string out = chunk_prefix();
+  out += "[],\"usage\":";
+  append_usage(out, usage);
+  out += "}\n\n";
+  return out;
+}
+
+std::string ChunkWriter::timings_event(std::string_view timings) {
+  std::string out = chunk_prefix();
+  out += "[],\"sluice_timings\":";
+  out += timings;
+  out += "}\n\n";
+  return out;
+}
+
+std::string ChunkWriter::error_event(const ApiError& error) { return "data: " + error_body(error) + "\n\n"; }
+
+std::string ChunkWriter::named_event(std::string_view type, std::string_view json) {
+  // A data line may not contain a line break: each line of the payload gets its own "data:".
+  std::string out = "event: ";
+  out += type;
+  out += '\n';
+  std::size_t start = 0;
+  while (true) {
+    std::size_t nl = json.find('\n', start);
+    std::string_view line = json.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out += "data: ";
+    out += line;
+    out += '\n';
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  out += '\n';
+  return out;
+}
+
+std::string ChunkWriter::full_response(std::string_view text, std::string_view finish_reason, const Usage& usage,
+                                       const std::vector<std::pair<std::string, std::string>>& events) const {
+  std::string out;
+  out.reserve(text.size() + id_.size() + 256);
+  out += "{\"id\":";
+  append_json_string(out, id_);
+  out += kind_ == RequestInput::Kind::kChat ? ",\"object\":\"chat.completion\"" : ",\"object\":\"text_completion\"";
+  out += ",\"created\":";
+  out += std::to_string(created_);
+  out += ",\"model\":";
+  append_json_string(out, model_);
+  if (kind_ == RequestInput::Kind::kChat) {
+    out += ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":";
+    append_json_string(out, text);
+    out += "},\"finish_reason\":";
+  } else {
+    out += ",\"choices\":[{\"index\":0,\"text\":";
+    append_json_string(out, text);
+    out += ",\"logprobs\":null,\"finish_reason\":";
+  }
+  append_json_string(out, finish_reason);
+  out += "}],\"usage\":";
+  append_usage(out, usage);
+  if (!events.empty()) {
+    out += ",\"sluice_events\":[";
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      if (i) out += ',';
+      out += "{\"type\":";
+      append_json_string(out, events[i].first);
+      out += ",\"data\":";
+      out += events[i].second;
+      out += '}';
+    }
+    out += ']';
+  }
+  out += '}';
+  return out;
+}
+
+}  // namespace sluice::http

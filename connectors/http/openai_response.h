@@ -1,0 +1,65 @@
+// OpenAI response bodies, written by hand into strings: the whole response
+// (chat.completion / text_completion), the SSE chunks of a stream
+// (chat.completion.chunk / text_completion), error bodies and the per-request stage timings.
+// Built without a JSON DOM because they are on the per-token path.
+//
+// Thread-safety: pure functions; ChunkWriter is used by one sink at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "connectors/http/openai_request.h"
+#include "graph/request.h"
+
+namespace sluice::http {
+
+// Appends `s` as a JSON string literal (quotes included). Bytes >= 0x80 pass through (the
+// parser already checked request strings are UTF-8).
+void append_json_string(std::string& out, std::string_view s);
+
+// {"error":{"message":...,"type":...,"param":...|null,"code":...|null}}
+std::string error_body(const ApiError& error);
+// The ApiError for a request that ended with `status` (not ok).
+ApiError error_for_status(const Status& status);
+
+// {"id":..,"stages":[{"stage":..,"queue_us":..,"service_us":..}...],"total_us":..}
+std::string timings_json(const Request& request, const std::vector<std::string>& stage_names);
+
+// Writes the JSON of one request's answer; knows its id, model, creation time and kind.
+class ChunkWriter {
+ public:
+  ChunkWriter(RequestInput::Kind kind, std::string_view id, std::string_view model, std::int64_t created);
+
+  // SSE event "data: {chunk}\n\n" carrying `piece`; the first content chunk of a chat
+  // stream also carries the assistant role.
+  std::string content_event(std::string_view piece);
+  // The chunk with finish_reason and an empty delta.
+  std::string finish_event(std::string_view finish_reason);
+  // The chunk with empty choices and `usage` (stream_options.include_usage).
+  std::string usage_event(const Usage& usage);
+  // A chunk with empty choices and "sluice_timings": {...}; OpenAI clients skip it.
+  std::string timings_event(std::string_view timings);
+  // "data: {"error":{...}}\n\n" for a stream that failed after it started.
+  static std::string error_event(const ApiError& error);
+  static std::string named_event(std::string_view type, std::string_view json);
+  static constexpr std::string_view kDoneEvent = "data: [DONE]\n\n";
+
+  // The whole non-streaming answer. `events` are (type, json) side events, included as
+  // "sluice_events" when not empty.
+  std::string full_response(std::string_view text, std::string_view finish_reason, const Usage& usage,
+                            const std::vector<std::pair<std::string, std::string>>& events) const;
+
+ private:
+  std::string chunk_prefix() const;  // "data: {"id":..,"object":..,"created":..,"model":..,"choices":"
+
+  RequestInput::Kind kind_;
+  std::string head_;     // "\"id\":\"..\",\"object\":\"X\",\"created\":N,\"model\":\"..\"" for chunk objects
+  std::string id_, model_;
+  std::int64_t created_;
+  bool role_sent_ = false;
+};
+
+}  // namespace sluice::http

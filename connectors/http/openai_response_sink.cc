@@ -1,0 +1,81 @@
+#include "connectors/http/openai_response_sink.h"
+
+#include <cmath>
+
+namespace sluice::http {
+
+void OpenAiResponseSink::start_stream() {
+  if (started_) return;
+  started_ = true;
+  writer_->start_stream(200, "text/event-stream",
+                        {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}, {"X-Request-Id", options_.request_id}});
+}
+
+void OpenAiResponseSink::on_token(std::string_view piece) {
+  if (!options_.stream) {
+    text_ += piece;
+    return;
+  }
+  start_stream();
+  writer_->write_chunk(chunks_.content_event(piece));
+}
+
+void OpenAiResponseSink::on_event(std::string_view type, std::string_view json) {
+  if (!options_.stream) {
+    events_.emplace_back(type, json);
+    return;
+  }
+  start_stream();
+  writer_->write_chunk(ChunkWriter::named_event(type, json));
+}
+
+void OpenAiResponseSink::send_error(const Status& status) {
+  ApiError error = error_for_status(status);
+  HttpResponse response{error.status, "application/json", {{"X-Request-Id", options_.request_id}}, error_body(error)};
+  if (status.code == StatusCode::kOverloaded) {
+    double seconds = std::ceil(status.retry_after_seconds);
+    response.headers.push_back({"Retry-After", std::to_string(seconds < 1 ? 1 : static_cast<long long>(seconds))});
+  }
+  options_.metrics->count_response(options_.endpoint, error.status);
+  writer_->send(response);
+}
+
+void OpenAiResponseSink::on_complete(const Request& request) {
+  const Status& status = request.status();
+  if (status.code == StatusCode::kCancelled && writer_->closed()) {
+    // The client is gone; nothing can reach it. Counted as nginx does, 499.
+    options_.metrics->count_response(options_.endpoint, 499);
+    return;
+  }
+  std::string timings;
+  if (options_.want_timings && options_.stage_names) timings = timings_json(request, *options_.stage_names);
+
+  if (options_.stream && (started_ || status.ok())) {
+    start_stream();
+    if (status.ok()) {
+      std::string tail = chunks_.finish_event(request.finish_reason);
+      if (options_.include_usage) tail += chunks_.usage_event(request.usage);
+      if (!timings.empty()) tail += chunks_.timings_event(timings);
+      writer_->write_chunk(tail);
+    } else {
+      std::string tail;
+      if (!timings.empty()) tail += chunks_.timings_event(timings);
+      tail += ChunkWriter::error_event(error_for_status(status));
+      writer_->write_chunk(tail);
+    }
+    writer_->write_chunk(ChunkWriter::kDoneEvent);
+    writer_->end_stream();
+    options_.metrics->count_response(options_.endpoint, 200);
+    return;
+  }
+  if (!status.ok()) return send_error(status);
+
+  HttpResponse response;
+  response.headers.push_back({"X-Request-Id", options_.request_id});
+  if (!timings.empty()) response.headers.push_back({"X-Sluice-Timings", timings});
+  response.body = chunks_.full_response(text_, request.finish_reason, request.usage, events_);
+  options_.metrics->count_response(options_.endpoint, 200);
+  writer_->send(response);
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,58 @@
+// OpenAiResponseSink: writes one request's answer to its HTTP client, either as one JSON
+// response (chat.completion / text_completion) or as an SSE stream of chunks ending with
+// `data: [DONE]`.
+//
+// A stream's head (200, text/event-stream) is sent with the first token or event, not at
+// submission, so a request refused at admission still gets its real status (429, 503) and
+// an error body. Each token becomes one SSE event, posted to the event loop at once (never
+// buffered). A stream that fails after it started gets an error event, then [DONE].
+// Optional extras: the usage chunk (stream_options.include_usage) and the request's stage
+// timings (header X-Sluice-Timings on the response, or a last chunk before [DONE]).
+//
+// Thread-safety: a Request serialises its sink calls, which is all this needs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "connectors/http/http_metrics.h"
+#include "connectors/http/openai_response.h"
+#include "connectors/http/response_writer.h"
+#include "graph/request.h"
+
+namespace sluice::http {
+
+struct SinkOptions {
+  Endpoint endpoint = Endpoint::kChatCompletions;
+  bool stream = false;
+  bool include_usage = false;
+  bool want_timings = false;
+  std::string request_id;  // shown as X-Request-Id
+  std::shared_ptr<HttpMetrics> metrics;
+  std::shared_ptr<const std::vector<std::string>> stage_names;
+};
+
+class OpenAiResponseSink final : public ResponseSink {
+ public:
+  OpenAiResponseSink(std::shared_ptr<ResponseWriter> writer, ChunkWriter chunks, SinkOptions options)
+      : writer_(std::move(writer)), chunks_(std::move(chunks)), options_(std::move(options)) {}
+
+  void on_token(std::string_view piece) override;
+  void on_event(std::string_view type, std::string_view json) override;
+  void on_complete(const Request& request) override;
+
+ private:
+  void start_stream();
+  void send_error(const Status& status);
+
+  std::shared_ptr<ResponseWriter> writer_;
+  ChunkWriter chunks_;
+  SinkOptions options_;
+  bool started_ = false;
+  std::string text_;                                         // non-streaming answer so far
+  std::vector<std::pair<std::string, std::string>> events_;  // non-streaming side events
+};
+
+}  // namespace sluice::http

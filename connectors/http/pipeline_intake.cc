@@ -1,0 +1,28 @@
+#include "connectors/http/request_intake.h"
+#include "graph/pipeline.h"
+
+namespace sluice::http {
+namespace {
+
+class PipelineIntake final : public RequestIntake {
+ public:
+  explicit PipelineIntake(Pipeline& p) : p_(p) {}
+  Status submit(const std::string& source, const RequestPtr& request) override { return p_.submit(source, request); }
+  int class_index(std::string_view name) const override { return p_.class_index(name); }
+  const std::vector<std::string>& class_names() const override { return p_.class_names(); }
+  bool draining() const override { return p_.draining(); }
+  bool ready() const override { return p_.ready(); }
+  std::uint64_t next_request_id() override { return p_.next_request_id(); }
+  const std::vector<std::string>& stage_names() const override { return p_.stage_names(); }
+  Clock& clock() const override { return p_.clock(); }
+  MetricsRegistry& metrics() const override { return p_.metrics(); }
+
+ private:
+  Pipeline& p_;
+};
+
+}  // namespace
+
+std::unique_ptr<RequestIntake> intake_for(Pipeline& pipeline) { return std::make_unique<PipelineIntake>(pipeline); }
+
+}  // namespace sluice::http

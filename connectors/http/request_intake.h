@@ -1,0 +1,46 @@
+// RequestIntake: what the HTTP source needs from the pipeline it feeds.
+//
+// It is the slice of sluice::Pipeline's interface that a connector uses (submit, priority
+// classes, readiness, ids, clock, metrics), so the HTTP layer can be tested against a
+// scripted intake that decides exactly when tokens arrive, and runs against the real
+// pipeline through `intake_for(Pipeline&)`.
+//
+// Thread-safety: every method may be called from any thread (Pipeline's guarantees).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/clock.h"
+#include "graph/metrics.h"
+#include "graph/request.h"
+#include "graph/status.h"
+
+namespace sluice {
+class Pipeline;
+}
+
+namespace sluice::http {
+
+class RequestIntake {
+ public:
+  virtual ~RequestIntake() = default;
+  // Pipeline::submit: when not ok, the request has already been completed with the status.
+  virtual Status submit(const std::string& source, const RequestPtr& request) = 0;
+  virtual int class_index(std::string_view name) const = 0;  // -1 when unknown
+  virtual const std::vector<std::string>& class_names() const = 0;
+  virtual bool draining() const = 0;
+  virtual bool ready() const = 0;
+  virtual std::uint64_t next_request_id() = 0;
+  virtual const std::vector<std::string>& stage_names() const = 0;
+  virtual Clock& clock() const = 0;
+  virtual MetricsRegistry& metrics() const = 0;
+};
+
+// Adapts a pipeline (which must outlive the returned intake).
+std::unique_ptr<RequestIntake> intake_for(Pipeline& pipeline);
+
+}  // namespace sluice::http
