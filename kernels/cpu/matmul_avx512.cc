@@ -35,29 +35,40 @@ inline void tile_float(const MatrixView& w, const float* x, int64_t r, int64_t t
   const size_t esz = kHalf ? 2 : 4;
   const char* base = static_cast<const char*>(w.data);
   const void* wr[R];
+  _Pragma("GCC unroll 8")
   for (int i = 0; i < R; ++i) wr[i] = base + size_t(r + i) * size_t(cols) * esz;
   __m512 acc[R][NT];
+  _Pragma("GCC unroll 8")
   for (int i = 0; i < R; ++i)
+    _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
   int64_t c = 0;
   for (; c + 16 <= cols; c += 16) {
     __m512 xv[NT];
+    _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) xv[t] = _mm512_loadu_ps(x + (t0 + t) * cols + c);
+    _Pragma("GCC unroll 8")
     for (int i = 0; i < R; ++i) {
       const __m512 wv = load_w<kHalf>(wr[i], c);
+      _Pragma("GCC unroll 8")
       for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_fmadd_ps(wv, xv[t], acc[i][t]);
     }
   }
   if (c < cols) {
     const __mmask16 m = __mmask16((1u << (cols - c)) - 1);
     __m512 xv[NT];
+    _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) xv[t] = _mm512_maskz_loadu_ps(m, x + (t0 + t) * cols + c);
+    _Pragma("GCC unroll 8")
     for (int i = 0; i < R; ++i) {
       const __m512 wv = load_w_masked<kHalf>(wr[i], c, m);
+      _Pragma("GCC unroll 8")
       for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_fmadd_ps(wv, xv[t], acc[i][t]);
     }
   }
+  _Pragma("GCC unroll 8")
   for (int i = 0; i < R; ++i)
+    _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) y[(t0 + t) * w.rows + r + i] = _mm512_reduce_add_ps(acc[i][t]);
 }
 
@@ -85,9 +96,11 @@ template <int R, int NT>
 inline void tile_q8_0(const MatrixView& w, const Q8Activations& xq, int64_t r, int64_t t0, float* y) {
   const int64_t cols = w.cols, nb = cols / kQuantBlock, npairs = nb / 2;
   const BlockQ8_0* wr[R];
+  _Pragma("GCC unroll 8")
   for (int i = 0; i < R; ++i) wr[i] = static_cast<const BlockQ8_0*>(w.data) + (r + i) * nb;
   const int8_t* xs[NT];
   const float* xd[NT];
+  _Pragma("GCC unroll 8")
   for (int t = 0; t < NT; ++t) {
     xs[t] = xq.qs.data() + (t0 + t) * cols;
     xd[t] = xq.d.data() + (t0 + t) * nb;
@@ -95,12 +108,15 @@ inline void tile_q8_0(const MatrixView& w, const Q8Activations& xq, int64_t r, i
   const __m512i idx = pair_idx();
   const __m512i zero = _mm512_setzero_si512();
   __m512 acc[R][NT];
+  _Pragma("GCC unroll 8")
   for (int i = 0; i < R; ++i)
+    _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
   for (int64_t j = 0; j < npairs; ++j) {
     __m512i aw[R];
     __mmask64 neg[R];
     __m512 wd[R];
+    _Pragma("GCC unroll 8")
     for (int i = 0; i < R; ++i) {
       const BlockQ8_0* b = wr[i] + 2 * j;
       const __m512i v = _mm512_inserti64x4(
@@ -110,9 +126,11 @@ inline void tile_q8_0(const MatrixView& w, const Q8Activations& xq, int64_t r, i
       neg[i] = _mm512_movepi8_mask(v);
       wd[i] = pair_scale_f16(b[0].d, b[1].d, idx);
     }
+    _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) {
       const __m512i xv = _mm512_loadu_si512(xs[t] + 64 * j);
       const __m512 xdv = pair_scale_f32(xd[t] + 2 * j, idx);
+      _Pragma("GCC unroll 8")
       for (int i = 0; i < R; ++i) {
         // vpdpbusd multiplies unsigned by signed bytes: move w's sign onto x.
         const __m512i sx = _mm512_mask_sub_epi8(xv, neg[i], zero, xv);
@@ -121,7 +139,9 @@ inline void tile_q8_0(const MatrixView& w, const Q8Activations& xq, int64_t r, i
       }
     }
   }
+  _Pragma("GCC unroll 8")
   for (int i = 0; i < R; ++i) {
+    _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) {
       float s = _mm512_reduce_add_ps(acc[i][t]);
       if (nb & 1) {  // odd block count (e.g. 288 columns): last block on 256-bit lanes
@@ -149,10 +169,12 @@ template <int R, int NT>
 inline void tile_q4_0(const MatrixView& w, const Q8Activations& xq, int64_t r, int64_t t0, float* y) {
   const int64_t cols = w.cols, nb = cols / kQuantBlock, npairs = nb / 2;
   const BlockQ4_0* wr[R];
+  _Pragma("GCC unroll 8")
   for (int i = 0; i < R; ++i) wr[i] = static_cast<const BlockQ4_0*>(w.data) + (r + i) * nb;
   const int8_t* xs[NT];
   const float* xd[NT];
   const int32_t* xc[NT];
+  _Pragma("GCC unroll 8")
   for (int t = 0; t < NT; ++t) {
     xs[t] = xq.qs.data() + (t0 + t) * cols;
     xd[t] = xq.d.data() + (t0 + t) * nb;
@@ -163,28 +185,35 @@ inline void tile_q4_0(const MatrixView& w, const Q8Activations& xq, int64_t r, i
                                           0x0004000400040004LL, 0x0004000400040004LL, 0, 0);
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   __m512 acc[R][NT];
+  _Pragma("GCC unroll 8")
   for (int i = 0; i < R; ++i)
+    _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
   for (int64_t j = 0; j < npairs; ++j) {
     __m512i wq[R];
     __m512 wd[R];
+    _Pragma("GCC unroll 8")
     for (int i = 0; i < R; ++i) {
       wq[i] = q4_unpack_pair(wr[i] + 2 * j, shifts, low4);
       wd[i] = pair_scale_f16(wr[i][2 * j].d, wr[i][2 * j + 1].d, idx);
     }
+    _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) {
       const __m512i xv = _mm512_loadu_si512(xs[t] + 64 * j);
       const __m512 xdv = pair_scale_f32(xd[t] + 2 * j, idx);
       // Start the integer sum at -8*sum(x) per block (lane 0 and lane 8): the nibble offset.
       const __m512i corr = _mm512_maskz_permutexvar_epi32(
           0x0101, idx, _mm512_castsi128_si512(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xc[t] + 2 * j))));
+      _Pragma("GCC unroll 8")
       for (int i = 0; i < R; ++i) {
         const __m512i p = _mm512_dpbusd_epi32(corr, wq[i], xv);
         acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(wd[i], xdv), acc[i][t]);
       }
     }
   }
+  _Pragma("GCC unroll 8")
   for (int i = 0; i < R; ++i) {
+    _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) {
       float s = _mm512_reduce_add_ps(acc[i][t]);
       if (nb & 1) {

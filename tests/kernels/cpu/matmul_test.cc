@@ -1,0 +1,149 @@
+// Matmul kernels: every ISA against the scalar reference (same quantised activations, so only
+// float summation order differs), and the quantised types against an F32 product within
+// their quantisation error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quant_blocks.h"
+
+namespace sluice::kernels {
+namespace {
+
+struct Case {
+  int64_t rows, cols, n;
+};
+
+std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<uint8_t> encode(const std::vector<float>& w, int64_t rows, int64_t cols, DType t) {
+  std::vector<uint8_t> out(size_t(rows * dtype_row_bytes(t, cols)));
+  for (int64_t r = 0; r < rows; ++r) quantize_row(t, w.data() + r * cols, out.data() + r * dtype_row_bytes(t, cols), cols);
+  return out;
+}
+
+std::vector<float> reference_f32(const std::vector<float>& w, const std::vector<float>& x, const Case& c) {
+  std::vector<float> y(size_t(c.n * c.rows));
+  for (int64_t t = 0; t < c.n; ++t)
+    for (int64_t r = 0; r < c.rows; ++r) {
+      double s = 0;
+      for (int64_t k = 0; k < c.cols; ++k) s += double(w[size_t(r * c.cols + k)]) * x[size_t(t * c.cols + k)];
+      y[size_t(t * c.rows + r)] = float(s);
+    }
+  return y;
+}
+
+std::vector<Isa> isas() {
+  std::vector<Isa> out = {Isa::kScalar};
+  if (int(detected_isa()) >= int(Isa::kAvx2)) out.push_back(Isa::kAvx2);
+  if (detected_isa() == Isa::kAvx512) out.push_back(Isa::kAvx512);
+  return out;
+}
+
+// Shapes cover: tails of 16-float vectors (172, 40 columns), odd block counts (288 = 9 blocks),
+// row counts that are not multiples of 4, token counts that are not multiples of 4, and the
+// 32-token block boundary.
+const Case kCases[] = {{7, 64, 1}, {13, 288, 3}, {32, 172, 5}, {9, 40, 2}, {64, 768, 37}, {5, 96, 4}};
+
+TEST(Matmul, EveryIsaMatchesScalarReferenceForEveryType) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
+    for (const Case& c : kCases) {
+      if ((t == DType::kQ8_0 || t == DType::kQ4_0) && c.cols % 32 != 0) continue;
+      const auto w = random_vec(size_t(c.rows * c.cols), 1);
+      const auto x = random_vec(size_t(c.n * c.cols), 2);
+      const auto wb = encode(w, c.rows, c.cols, t);
+      const MatrixView m{t, wb.data(), c.rows, c.cols};
+      std::vector<float> ref(size_t(c.n * c.rows));
+      matmul(m, x.data(), c.n, ref.data(), Isa::kScalar);
+      for (Isa isa : isas()) {
+        std::vector<float> y(ref.size(), -1.0f);
+        matmul(m, x.data(), c.n, y.data(), isa);
+        for (size_t i = 0; i < y.size(); ++i)
+          ASSERT_NEAR(y[i], ref[i], 1e-4f * (1.0f + std::fabs(ref[i])) * std::sqrt(float(c.cols)))
+              << dtype_name(t) << " " << isa_name(isa) << " rows " << c.rows << " cols " << c.cols << " n " << c.n << " i " << i;
+      }
+    }
+  }
+}
+
+// Quantisation error bounds, relative to the RMS of the exact outputs: F16 ~1e-3, Q8_0 (weights
+// and activations at 8 bits) ~1e-2, Q4_0 ~1e-1. The bounds are 2-3x the errors observed.
+TEST(Matmul, QuantisedTypesAgreeWithF32WithinTheirError) {
+  const Case c{64, 768, 8};
+  const auto w = random_vec(size_t(c.rows * c.cols), 3);
+  const auto x = random_vec(size_t(c.n * c.cols), 4);
+  const auto exact = reference_f32(w, x, c);
+  double rms = 0;
+  for (float v : exact) rms += double(v) * v;
+  rms = std::sqrt(rms / double(exact.size()));
+  const struct {
+    DType t;
+    double tol;
+  } bounds[] = {{DType::kF32, 1e-5}, {DType::kF16, 2e-3}, {DType::kQ8_0, 2e-2}, {DType::kQ4_0, 2e-1}};
+  for (const auto& b : bounds) {
+    const auto wb = encode(w, c.rows, c.cols, b.t);
+    std::vector<float> y(exact.size());
+    matmul({b.t, wb.data(), c.rows, c.cols}, x.data(), c.n, y.data(), default_isa());
+    double err = 0;
+    for (size_t i = 0; i < y.size(); ++i) err += double(y[i] - exact[i]) * (y[i] - exact[i]);
+    err = std::sqrt(err / double(y.size()));
+    EXPECT_LT(err / rms, b.tol) << dtype_name(b.t);
+  }
+}
+
+TEST(Matmul, ThreadedRunnerMatchesSingleThread) {
+  const Case c{100, 256, 6};
+  const auto w = random_vec(size_t(c.rows * c.cols), 5);
+  const auto x = random_vec(size_t(c.n * c.cols), 6);
+  for (DType t : {DType::kF32, DType::kQ8_0, DType::kQ4_0}) {
+    const auto wb = encode(w, c.rows, c.cols, t);
+    const MatrixView m{t, wb.data(), c.rows, c.cols};
+    std::vector<float> one(size_t(c.n * c.rows)), two(one.size());
+    MatmulRunner r1(1, default_isa()), r2(2, default_isa());
+    r1.run(m, x.data(), c.n, one.data());
+    r2.run(m, x.data(), c.n, two.data());
+    EXPECT_EQ(one, two) << dtype_name(t);  // same kernels, same per-row order: bit-identical
+  }
+}
+
+TEST(QuantBlocks, Fp16RoundTripsEveryHalf) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const float f = fp16_to_fp32(uint16_t(h));
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(fp32_to_fp16(f), h) << h;
+  }
+  EXPECT_EQ(fp32_to_fp16(1e9f), 0x7c00);
+  EXPECT_EQ(fp16_to_fp32(0x3c00), 1.0f);
+}
+
+TEST(QuantBlocks, DequantiseInvertsQuantiseWithinAStep) {
+  const auto x = random_vec(64, 7);
+  for (DType t : {DType::kQ8_0, DType::kQ4_0}) {
+    std::vector<uint8_t> b(size_t(dtype_row_bytes(t, 64)));
+    quantize_row(t, x.data(), b.data(), 64);
+    std::vector<float> y(64);
+    dequantize_row(t, b.data(), y.data(), 64);
+    for (int blk = 0; blk < 2; ++blk) {
+      float amax = 0;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[size_t(blk * 32 + j)]));
+      // Q8_0: half a step. Q4_0 maps the signed maximum to -8, so values of the other sign
+      // clamp at +7 steps: up to one whole step off.
+      const float step = amax / (t == DType::kQ8_0 ? 127.0f : 8.0f);
+      const float bound = (t == DType::kQ8_0 ? 0.51f : 1.01f) * step + 1e-3f * amax;
+      for (int j = 0; j < 32; ++j) EXPECT_LE(std::fabs(y[size_t(blk * 32 + j)] - x[size_t(blk * 32 + j)]), bound);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sluice::kernels
