@@ -1,0 +1,290 @@
+#include "nodes/retrieval/eval/evaluate.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <ostream>
+#include <random>
+#include <unordered_set>
+
+namespace sluice::retrieval {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Chunk hits -> document ranking: a document appears once, at its best chunk's place and score.
+std::vector<RankedDoc> to_documents(const std::vector<ScoredDoc>& hits, const std::vector<std::string>& doc_of,
+                                    std::size_t depth) {
+  std::vector<RankedDoc> out;
+  std::unordered_set<std::string> seen;
+  for (const auto& h : hits) {
+    if (out.size() >= depth) break;
+    if (seen.insert(doc_of[h.doc]).second) out.push_back({doc_of[h.doc], h.score});
+  }
+  return out;
+}
+
+std::vector<ScoredDoc> as_scored(const std::vector<RetrievedChunk>& hits) {
+  std::vector<ScoredDoc> out(hits.size());
+  for (std::size_t i = 0; i < hits.size(); ++i) out[i] = {hits[i].chunk, hits[i].score};
+  return out;
+}
+
+nlohmann::json params_json(const FusionParams& p) {
+  nlohmann::json j{{"method", fusion_method_name(p.method)},
+                   {"bm25_weight", p.bm25_weight},
+                   {"final_bm25_weight", p.final_weight()}};
+  if (p.method == FusionMethod::kRrf) j["rrf_k"] = p.rrf_k;
+  return j;
+}
+
+nlohmann::json metrics_json(const MetricSet& m) {
+  return {{"ndcg@10", m.ndcg10}, {"recall@10", m.recall10}, {"recall@100", m.recall100},
+          {"mrr@10", m.mrr10},   {"p@10", m.p10},           {"map@100", m.map100}};
+}
+
+StageLatency summarize(std::vector<long long> nanos) {
+  StageLatency s;
+  if (nanos.empty()) return s;
+  double sum = 0;
+  for (auto n : nanos) sum += static_cast<double>(n);
+  s.mean_us = sum / static_cast<double>(nanos.size()) / 1e3;
+  std::nth_element(nanos.begin(), nanos.begin() + static_cast<std::ptrdiff_t>(nanos.size() / 2), nanos.end());
+  s.p50_us = static_cast<double>(nanos[nanos.size() / 2]) / 1e3;
+  return s;
+}
+
+// nDCG@10 of each query under each grid entry: table[grid][query].
+std::vector<std::vector<double>> ndcg_table(const std::vector<TuningQuery>& qs, const Qrels& qrels,
+                                            const std::vector<std::string>& doc_of,
+                                            const std::vector<FusionParams>& grid, std::size_t depth,
+                                            const FusionRanker& rank) {
+  std::vector<std::vector<double>> table(grid.size(), std::vector<double>(qs.size(), 0.0));
+  tbb::parallel_for(std::size_t{0}, grid.size(), [&](std::size_t g) {
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      auto it = qrels.find(qs[i].id);
+      if (it == qrels.end()) continue;
+      auto ranked = to_documents(rank(qs[i], grid[g]), doc_of, depth);
+      sort_trec_order(ranked);
+      table[g][i] = ndcg_at(it->second, ranked, 10);
+    }
+  });
+  return table;
+}
+
+}  // namespace
+
+std::vector<FusionParams> fusion_grid() {
+  std::vector<FusionParams> grid;
+  for (int w = 0; w <= 7; ++w) {
+    for (int f = 0; f <= 4; ++f) {
+      grid.push_back({FusionMethod::kWeighted, static_cast<float>(w) / 10.f, 60.f, static_cast<float>(f) / 10.f});
+    }
+  }
+  for (float k : {10.f, 30.f, 60.f, 100.f}) {
+    for (int w = 3; w <= 7; w += 2) grid.push_back({FusionMethod::kRrf, static_cast<float>(w) / 10.f, k});
+  }
+  return grid;
+}
+
+TuningResult tune_fusion_cv(const std::vector<TuningQuery>& queries, const Qrels& qrels,
+                            const std::vector<std::string>& doc_of, std::size_t folds, std::uint64_t seed,
+                            std::size_t depth, const RetrieveOptions& defaults, const FusionRanker& rank) {
+  TuningResult result;
+  result.folds = nlohmann::json::array();
+  folds = std::max<std::size_t>(2, std::min(folds, queries.size()));
+  // Deterministic shuffled fold assignment.
+  std::vector<std::size_t> order(queries.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<std::size_t> fold_of(queries.size());
+  for (std::size_t i = 0; i < order.size(); ++i) fold_of[order[i]] = i % folds;
+  const auto grid = fusion_grid();
+  const auto table = ndcg_table(queries, qrels, doc_of, grid, depth, rank);
+  for (std::size_t f = 0; f < folds; ++f) {
+    nlohmann::json fold{{"fold", f}};
+    for (QueryType type : {QueryType::kNaturalLanguage, QueryType::kExactLookup}) {
+      std::vector<std::size_t> train, test;
+      for (std::size_t i = 0; i < queries.size(); ++i) {
+        if (queries[i].type != type) continue;
+        (fold_of[i] == f ? test : train).push_back(i);
+      }
+      if (test.empty()) continue;
+      FusionParams best = type == QueryType::kExactLookup ? defaults.exact_lookup : defaults.natural_language;
+      double best_score = -1;
+      if (!train.empty()) {
+        for (std::size_t g = 0; g < grid.size(); ++g) {
+          double s = 0;
+          for (std::size_t i : train) s += table[g][i];
+          s /= static_cast<double>(train.size());
+          if (s > best_score + 1e-12) {
+            best_score = s;
+            best = grid[g];
+          }
+        }
+      }
+      auto j = params_json(best);
+      j["train_queries"] = train.size();
+      j["test_queries"] = test.size();
+      j["train_ndcg@10"] = best_score;
+      fold[query_type_name(type)] = j;
+      for (std::size_t i : test) {
+        result.held_out_run[queries[i].id] = to_documents(rank(queries[i], best), doc_of, depth);
+      }
+    }
+    result.folds.push_back(fold);
+  }
+  return result;
+}
+
+nlohmann::json EvalReport::to_json() const {
+  nlohmann::json j;
+  j["dataset"] = dataset;
+  j["documents"] = documents;
+  j["chunks"] = chunks;
+  j["queries"] = queries;
+  j["build_seconds"] = build_seconds;
+  j["methods"] = nlohmann::json::array();
+  for (const auto& m : methods) {
+    j["methods"].push_back({{"name", m.name}, {"params", m.params}, {"metrics", metrics_json(m.metrics)}});
+  }
+  j["latency_us"] = nlohmann::json::object();
+  for (const auto& [name, s] : stages) j["latency_us"][name] = {{"mean", s.mean_us}, {"p50", s.p50_us}};
+  if (!folds.empty()) j["tuning_folds"] = folds;
+  j["problems"] = nlohmann::json::array();
+  for (const auto& p : problems) j["problems"].push_back(p.to_string());
+  return j;
+}
+
+EvalReport evaluate_dataset(const BeirDataset& ds, const EvalOptions& options, const std::string& name) {
+  EvalReport report;
+  report.dataset = name;
+  report.problems = ds.problems;
+  report.documents = ds.corpus.size();
+  report.queries = ds.queries.size();
+  const auto t0 = Clock::now();
+  std::vector<Chunk> chunks;
+  for (const auto& d : ds.corpus) {
+    if (options.chunk_documents) {
+      for (auto& c : chunk_document({d.id, d.title, d.text, DocumentKind::kNarrative, CodeLanguage::kNone},
+                                    options.chunking)) {
+        chunks.push_back(std::move(c));
+      }
+    } else {
+      chunks.push_back(Chunk{d.id, d.title, d.text, 0, static_cast<std::uint32_t>(d.text.size()), 0});
+    }
+  }
+  std::vector<std::string> texts(chunks.size()), doc_of(chunks.size());
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    texts[i] = index_text(chunks[i]);
+    doc_of[i] = chunks[i].doc_id;
+  }
+  std::shared_ptr<const Embedder> embedder = LsaEmbedder::fit(texts, options.lsa);
+  const std::vector<float> vectors = embedder->embed(texts);
+  const auto gen = IndexGeneration::build(std::move(chunks), vectors, embedder, options.index, 1);
+  report.chunks = gen->chunks().size();
+  report.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  // Candidates once per query; every method is a function of them.
+  const std::size_t cand = std::max(options.retrieve.candidates, options.depth);
+  std::vector<TuningQuery> tq(ds.queries.size());
+  std::vector<long long> t_bm25, t_embed, t_dense, t_fuse, t_rerank;
+  for (std::size_t i = 0; i < ds.queries.size(); ++i) {
+    const auto& q = ds.queries[i];
+    tq[i].id = q.id;
+    tq[i].type = classify_query(q.text);
+    auto t = Clock::now();
+    tq[i].bm25 = gen->search_bm25(q.text, cand);
+    t_bm25.push_back((Clock::now() - t).count());
+    t = Clock::now();
+    tq[i].vector = embedder->embed(std::vector<std::string>{q.text});
+    t_embed.push_back((Clock::now() - t).count());
+    t = Clock::now();
+    tq[i].dense = gen->search_dense(tq[i].vector.data(), 1, cand)[0];
+    t_dense.push_back((Clock::now() - t).count());
+  }
+  auto add_method = [&](std::string method, nlohmann::json params, Run run) {
+    MethodResult m{std::move(method), std::move(params), evaluate_run(ds.qrels, run).mean, std::move(run)};
+    report.methods.push_back(std::move(m));
+  };
+  auto run_of = [&](auto&& ranking) {
+    Run run;
+    for (const auto& q : tq) run[q.id] = to_documents(ranking(q), doc_of, options.depth);
+    return run;
+  };
+  add_method("bm25", {{"k1", options.index.bm25.k1}, {"b", options.index.bm25.b}},
+             run_of([](const TuningQuery& q) { return q.bm25; }));
+  add_method("dense", {{"embedder", embedder->name()}, {"index", gen->vectors().kind()}},
+             run_of([](const TuningQuery& q) { return q.dense; }));
+  const RetrieveOptions& ro = options.retrieve;
+  add_method("dense+feedback", {{"feedback_docs", ro.feedback_docs}, {"feedback_weight", ro.feedback_weight}},
+             run_of([&](const TuningQuery& q) {
+               return feedback_dense(*gen, q.vector.data(), q.dense, ro.feedback_docs, ro.feedback_weight, cand);
+             }));
+  const FusionParams rrf{FusionMethod::kRrf, 0.5f, 60.f};
+  add_method("rrf", params_json(rrf), run_of([&](const TuningQuery& q) { return fuse(q.bm25, q.dense, rrf); }));
+  add_method("weighted",
+             {{"natural_language", params_json(ro.natural_language)}, {"exact_lookup", params_json(ro.exact_lookup)}},
+             run_of([&](const TuningQuery& q) { return fuse(q.bm25, q.dense, fusion_params_for(ro, q.type)); }));
+  RetrieveOptions with_feedback = ro;
+  with_feedback.candidates = cand;
+  auto hybrid = [&](const TuningQuery& q) {
+    auto t = Clock::now();
+    auto hits = hybrid_rank(*gen, q.vector.data(), q.bm25, q.dense, fusion_params_for(ro, q.type), with_feedback);
+    t_fuse.push_back((Clock::now() - t).count());
+    return hits;
+  };
+  add_method("hybrid",
+             {{"natural_language", params_json(ro.natural_language)},
+              {"exact_lookup", params_json(ro.exact_lookup)},
+              {"feedback_docs", ro.feedback_docs},
+              {"feedback_weight", ro.feedback_weight}},
+             run_of([&](const TuningQuery& q) { return as_scored(hybrid(q)); }));
+  std::map<std::string, const QueryText*> text_of;
+  for (const auto& q : ds.queries) text_of[q.id] = &q;
+  const ProximityScorer scorer(gen->analyzer(), gen->bm25());
+  add_method("hybrid+rerank",
+             {{"rerank", "proximity"}, {"depth", ro.rerank_depth}, {"weight", ro.rerank_weight}},
+             run_of([&](const TuningQuery& q) {
+               auto hits = hybrid(q);
+               auto t = Clock::now();
+               rerank_hits(hits, text_of[q.id]->text, *gen, scorer, ro.rerank_depth, ro.rerank_weight);
+               t_rerank.push_back((Clock::now() - t).count());
+               return as_scored(hits);
+             }));
+  if (options.tune) {
+    const FusionRanker rank = [&](const TuningQuery& q, const FusionParams& p) {
+      return as_scored(hybrid_rank(*gen, q.vector.data(), q.bm25, q.dense, p, with_feedback));
+    };
+    auto tuned = tune_fusion_cv(tq, ds.qrels, doc_of, options.folds, options.seed, options.depth, ro, rank);
+    add_method("tuned (held-out folds)",
+               {{"folds", options.folds}, {"seed", options.seed}, {"feedback_docs", ro.feedback_docs}},
+               std::move(tuned.held_out_run));
+    report.folds = std::move(tuned.folds);
+  }
+  report.stages = {{"bm25", summarize(t_bm25)},
+                   {"embed", summarize(t_embed)},
+                   {"dense", summarize(t_dense)},
+                   {"fuse+feedback", summarize(t_fuse)},
+                   {"rerank", summarize(t_rerank)}};
+  return report;
+}
+
+EvalReport evaluate_dataset_dir(const std::string& dir, const EvalOptions& options) {
+  return evaluate_dataset(load_beir_dataset(dir), options, dir);
+}
+
+void write_trec_run(std::ostream& out, const Run& run, const std::string& tag) {
+  for (const auto& [qid, docs] : run) {
+    auto sorted = docs;
+    sort_trec_order(sorted);
+    for (std::size_t r = 0; r < sorted.size(); ++r) {
+      out << qid << " Q0 " << sorted[r].doc_id << ' ' << (r + 1) << ' ' << sorted[r].score << ' ' << tag << '\n';
+    }
+  }
+}
+
+}  // namespace sluice::retrieval

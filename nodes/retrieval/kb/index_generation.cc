@@ -1,0 +1,56 @@
+#include "nodes/retrieval/kb/index_generation.h"
+
+#include <tbb/parallel_for.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "nodes/retrieval/dense/exact_index.h"
+
+namespace sluice::retrieval {
+
+std::shared_ptr<const IndexGeneration> IndexGeneration::build(std::vector<Chunk> chunks,
+                                                              const std::vector<float>& vectors,
+                                                              std::shared_ptr<const Embedder> embedder,
+                                                              const IndexOptions& options,
+                                                              std::uint64_t version) {
+  if (!embedder) throw std::invalid_argument("index generation: no embedder");
+  const std::size_t dim = embedder->dimension();
+  if (vectors.size() != chunks.size() * dim) {
+    throw std::invalid_argument("index generation: " + std::to_string(vectors.size()) + " floats for " +
+                                std::to_string(chunks.size()) + " chunks of dimension " + std::to_string(dim));
+  }
+  std::shared_ptr<IndexGeneration> g(new IndexGeneration(options));
+  g->version_ = version;
+  g->embedder_ = std::move(embedder);
+  std::vector<std::vector<std::string>> terms(chunks.size());
+  tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
+    terms[i] = g->analyzer_.terms(index_text(chunks[i]));
+  });
+  Bm25Index::Builder builder;
+  for (const auto& t : terms) builder.add(t);
+  g->bm25_ = builder.build(options.bm25);
+  std::string kind = options.vector_index;
+  if (kind == "auto") kind = chunks.size() >= options.hnsw_min_chunks ? "hnsw" : "exact";
+  if (kind == "exact") {
+    g->vectors_ = std::make_unique<ExactIndex>(dim);
+  } else if (kind == "hnsw") {
+    g->vectors_ = std::make_unique<HnswIndex>(dim, options.hnsw);
+  } else {
+    throw std::invalid_argument("index.vector_index: '" + options.vector_index + "' is not exact, hnsw or auto");
+  }
+  g->vectors_->add(vectors.data(), chunks.size());
+  g->chunks_ = std::move(chunks);
+  return g;
+}
+
+std::vector<ScoredDoc> IndexGeneration::search_bm25(std::string_view query, std::size_t k) const {
+  return bm25_.search(analyzer_.terms(query), k);
+}
+
+std::vector<std::vector<ScoredDoc>> IndexGeneration::search_dense(const float* query_vectors, std::size_t nq,
+                                                                  std::size_t k) const {
+  return vectors_->search(query_vectors, nq, k);
+}
+
+}  // namespace sluice::retrieval

@@ -1,0 +1,66 @@
+// IndexGeneration: one immutable, complete snapshot of the searchable knowledge base: the
+// chunks, their BM25 index, the embedder that produced their vectors, and the vector index.
+//
+// A generation is built whole (build()) and never changes afterwards, so any number of queries
+// may read it concurrently through a shared_ptr<const IndexGeneration> while the next one is
+// being built; the knowledge base swaps the pointer (knowledge_base.h). `version` increases by one
+// per generation and is what caches invalidate on.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "nodes/retrieval/bm25/bm25_index.h"
+#include "nodes/retrieval/chunk/chunk.h"
+#include "nodes/retrieval/dense/embedder.h"
+#include "nodes/retrieval/dense/hnsw_index.h"
+#include "nodes/retrieval/dense/vector_index.h"
+#include "nodes/retrieval/text/analyzer.h"
+
+namespace sluice::retrieval {
+
+struct IndexOptions {
+  AnalyzerOptions analyzer;      // BM25's analysis (the LSA embedder carries its own)
+  Bm25Params bm25;
+  // "exact", "hnsw", or "auto": exact below `hnsw_min_chunks`, where brute force is both exact
+  // and fast enough (Cranfield-size search costs microseconds), HNSW above.
+  std::string vector_index = "auto";
+  std::size_t hnsw_min_chunks = 200'000;
+  HnswOptions hnsw;
+};
+
+class IndexGeneration {
+ public:
+  // `vectors` holds chunks.size() rows of embedder->dimension() floats, in chunk order.
+  // Throws std::invalid_argument when sizes disagree or an option is unknown.
+  static std::shared_ptr<const IndexGeneration> build(std::vector<Chunk> chunks, const std::vector<float>& vectors,
+                                                      std::shared_ptr<const Embedder> embedder,
+                                                      const IndexOptions& options, std::uint64_t version);
+
+  std::uint64_t version() const { return version_; }
+  const std::vector<Chunk>& chunks() const { return chunks_; }
+  const Analyzer& analyzer() const { return analyzer_; }
+  const Bm25Index& bm25() const { return bm25_; }
+  const Embedder& embedder() const { return *embedder_; }
+  std::shared_ptr<const Embedder> shared_embedder() const { return embedder_; }
+  const VectorIndex& vectors() const { return *vectors_; }
+  const IndexOptions& options() const { return options_; }
+
+  std::vector<ScoredDoc> search_bm25(std::string_view query, std::size_t k) const;
+  // Query vectors (nq x dimension) in, top k per query out.
+  std::vector<std::vector<ScoredDoc>> search_dense(const float* query_vectors, std::size_t nq, std::size_t k) const;
+
+ private:
+  IndexGeneration(const IndexOptions& options) : options_(options), analyzer_(options.analyzer) {}
+  IndexOptions options_;
+  Analyzer analyzer_;
+  std::uint64_t version_ = 0;
+  std::vector<Chunk> chunks_;
+  Bm25Index bm25_;
+  std::shared_ptr<const Embedder> embedder_;
+  std::unique_ptr<VectorIndex> vectors_;
+};
+
+}  // namespace sluice::retrieval

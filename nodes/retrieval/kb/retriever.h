@@ -1,0 +1,91 @@
+// The query path over one IndexGeneration: BM25 and dense candidates, fusion by query type,
+// optional rerank. Each stage is a separate function so the flow graph can run BM25 and dense
+// as parallel branches (broadcast + join) and fuse/rerank as their own nodes; retrieve()
+// composes them in sequence for evaluation and tests.
+//
+// Per-query-type fusion: classify_query() (fusion/query_classifier.h) picks `exact_lookup` or
+// `natural_language` parameters. Defaults lean BM25 (0.65) for lookups and dense (0.4 BM25)
+// for questions; `sluice eval --tune` fits them on labelled queries.
+// Thread-safe: pure functions of const inputs.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nodes/retrieval/fusion/fusion.h"
+#include "nodes/retrieval/fusion/query_classifier.h"
+#include "nodes/retrieval/kb/index_generation.h"
+#include "nodes/retrieval/rerank/rerank_scorer.h"
+
+namespace sluice::retrieval {
+
+enum class RetrieveMode { kBm25, kDense, kHybrid };
+const char* retrieve_mode_name(RetrieveMode m);
+RetrieveMode parse_retrieve_mode(const std::string& name);  // bm25 | dense | hybrid
+
+struct RetrieveOptions {
+  RetrieveMode mode = RetrieveMode::kHybrid;
+  std::size_t candidates = 100;  // per path; fusion and recall@100 need depth
+  std::size_t top_k = 10;        // chunks returned
+  // Natural language: BM25 0.4 in the first fusion (dense leads, 0.6), 0 after feedback: the
+  // weights every fold of 5-fold cross-validation on Cranfield chose (0.4-0.5 / 0.0).
+  FusionParams natural_language{FusionMethod::kWeighted, 0.4f, 60.f, 0.0f};
+  // Exact lookups lean BM25 (0.65) in both fusions; Cranfield has too few such queries to tune.
+  FusionParams exact_lookup{FusionMethod::kWeighted, 0.65f, 60.f, 0.65f};
+  bool classify = true;          // false: natural_language params for every query
+  // Hybrid feedback: the fused top `feedback_docs` chunks (BM25 and dense agreeing) are
+  // averaged into the query vector, q' = unit(q + feedback_weight * mean), dense search runs
+  // again with q', and the fusion is redone. 0 turns it off. Measured on Cranfield: see
+  // docs/retrieval.md (it is what lifts hybrid above the dense path alone).
+  std::size_t feedback_docs = 3;
+  float feedback_weight = 1.0f;
+  bool rerank = false;           // measured on Cranfield; see docs/retrieval.md
+  std::size_t rerank_depth = 20; // how many fused candidates the reranker rescores
+  float rerank_weight = 0.3f;    // final = (1 - w) * minmax(fused) + w * rerank score
+};
+
+struct RetrievedChunk {
+  DocIndex chunk = 0;
+  float score = 0;           // final score (fused, then reranked)
+  int bm25_rank = 0;         // 1-based; 0 = not among BM25's candidates
+  float bm25_score = 0;
+  int dense_rank = 0;
+  float dense_score = 0;
+  float rerank_score = -1;   // -1 when not reranked
+};
+
+struct StageNanos {
+  long long bm25 = 0, embed = 0, dense = 0, fuse = 0, rerank = 0;
+};
+
+struct RetrieveResult {
+  QueryType type = QueryType::kNaturalLanguage;
+  FusionParams fusion;
+  std::vector<RetrievedChunk> hits;
+  StageNanos nanos;
+};
+
+// Stage: fuse the two candidate lists with the parameters for `type`; keeps every candidate.
+std::vector<RetrievedChunk> fuse_candidates(const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& dense,
+                                            const FusionParams& params, RetrieveMode mode);
+// Stage: rescore the first `depth` hits with `scorer` and blend; hits beyond depth keep order below.
+void rerank_hits(std::vector<RetrievedChunk>& hits, std::string_view query, const IndexGeneration& gen,
+                 const RerankScorer& scorer, std::size_t depth, float weight);
+
+// Stage: hybrid feedback (see RetrieveOptions::feedback_docs): new dense candidates for the
+// query vector moved towards the first `docs` fused hits. Returns `dense` unchanged when off.
+std::vector<ScoredDoc> feedback_dense(const IndexGeneration& gen, const float* query_vector,
+                                      const std::vector<ScoredDoc>& fused, std::size_t docs, float weight,
+                                      std::size_t candidates);
+// fuse -> feedback -> fuse, the whole hybrid ranking for one query (all candidates kept).
+std::vector<RetrievedChunk> hybrid_rank(const IndexGeneration& gen, const float* query_vector,
+                                        const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& dense,
+                                        const FusionParams& params, const RetrieveOptions& options);
+
+FusionParams fusion_params_for(const RetrieveOptions& options, QueryType type);
+
+// All stages in sequence (BM25, embed, dense, fuse, rerank); hits cut to options.top_k.
+RetrieveResult retrieve(const IndexGeneration& gen, std::string_view query, const RetrieveOptions& options);
+
+}  // namespace sluice::retrieval
