@@ -21,6 +21,7 @@ constexpr std::uint64_t kListenTag = 1;
 constexpr std::uint64_t kWakeTag = 2;
 constexpr std::uint64_t kFirstConnId = 16;
 constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr Nanos kLinger = 2 * kNanosPerSecond;
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -130,6 +131,9 @@ class EventLoop {
     bool continue_sent = false;
     bool close_after_flush = false;
     bool closed = false;
+    bool lingering = false;        // answered and half-closed; discarding input until EOF
+    Nanos linger_until = 0;
+    std::size_t discarded = 0;
     std::uint64_t seq = 0;
     std::shared_ptr<ResponseWriter> writer;
     std::uint32_t interest = 0;
@@ -217,6 +221,11 @@ class EventLoop {
       return;
     }
     c->last_active = now();
+    if (c->lingering) {
+      c->discarded += static_cast<std::size_t>(n);
+      if (c->discarded > read_bound()) close(c);
+      return;
+    }
     if (c->in_off == c->in.size()) {
       c->in.clear();
       c->in_off = 0;
@@ -334,7 +343,7 @@ class EventLoop {
     if (c->out_off == c->out.size()) {
       c->out.clear();
       c->out_off = 0;
-      if (c->close_after_flush) return close(c);
+      if (c->close_after_flush) return linger(c);
     } else if (c->out_off > (1u << 20) && c->out_off > c->out.size() / 2) {
       c->out.erase(0, c->out_off);
       c->out_off = 0;
@@ -342,7 +351,23 @@ class EventLoop {
     update_interest(c);
   }
 
+  // Closing a socket with unread input makes the kernel send a reset, which can destroy the
+  // answer we just wrote (a 413 while the client is still sending its body). So: half-close,
+  // read and discard until the client closes, bounded by kLinger and read_bound() bytes.
+  void linger(Connection* c) {
+    if (c->lingering) return;
+    c->lingering = true;
+    c->linger_until = now() + kLinger;
+    ::shutdown(c->fd, SHUT_WR);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u64 = c->id;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
+    c->interest = ev.events;
+  }
+
   void update_interest(Connection* c) {
+    if (c->lingering) return;
     std::uint32_t want = EPOLLRDHUP;
     bool backlog = c->in_request && c->in.size() - c->in_off > read_bound();
     if (!backlog && !c->close_after_flush) want |= EPOLLIN;
@@ -377,6 +402,10 @@ class EventLoop {
   void sweep(Nanos t) {
     std::vector<Connection*> expired;
     for (auto& [id, c] : conns_) {
+      if (c->lingering) {
+        if (t >= c->linger_until) expired.push_back(c.get());
+        continue;
+      }
       bool idle = !c->in_request && c->out_off == c->out.size();
       if (!idle) continue;
       if (draining_ || (options_.idle_timeout > 0 && t - c->last_active >= options_.idle_timeout)) {
@@ -384,7 +413,7 @@ class EventLoop {
       }
     }
     for (Connection* c : expired) {
-      if (!draining_ && options_.idle_closes) options_.idle_closes->inc();
+      if (!draining_ && !c->lingering && options_.idle_closes) options_.idle_closes->inc();
       close(c);
     }
   }

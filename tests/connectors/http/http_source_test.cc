@@ -286,6 +286,17 @@ TEST_F(HttpSourceTest, BodyTooLargeIsAnsweredBeforeTheBodyIsSent) {
   EXPECT_TRUE(client.wait_closed());
 }
 
+TEST_F(HttpSourceTest, BodyTooLargeAnswerSurvivesTheClientSendingTheBodyAnyway) {
+  start([](HttpSourceConfig& c) { c.set_max_body_bytes(4096); });
+  TestClient client(port());
+  // Head and a 200 KB body in one go: the server answers after the head, then must read and
+  // discard the rest instead of resetting the connection (a reset can destroy the answer).
+  client.send("POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 200000\r\n\r\n" + std::string(200000, 'x'));
+  auto r = client.read_response();
+  EXPECT_EQ(r.status, 413);
+  EXPECT_TRUE(client.wait_closed());
+}
+
 TEST_F(HttpSourceTest, OverloadedAnswers429WithRetryAfterRoundedUp) {
   start();
   Status shed = Status::Error(StatusCode::kOverloaded, "class P1 is over its queue limit", AbortCause::kShed);

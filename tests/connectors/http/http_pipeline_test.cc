@@ -1,0 +1,138 @@
+// End to end over loopback: a real Pipeline (spec text -> graph) with the `template` test
+// fixture behind an HttpSource built from the spec's `kind: http` source config, as the
+// `sluice run` command wires it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "connectors/http/http_source.h"
+#include "graph/pipeline.h"
+#include "graph/spec_validator.h"
+#include "tests/connectors/http/scripted_intake.h"
+#include "tests/connectors/http/test_client.h"
+
+namespace sluice {
+void register_basic_nodes(NodeRegistry& registry);
+}
+
+namespace sluice::http::testing {
+namespace {
+
+using nlohmann::json;
+
+const char* kSpec = R"(name: e2e
+sources:
+  - name: api
+    kind: http
+    config: {listen: "127.0.0.1:0", models: [sluice], default_priority: P0}
+nodes:
+  - name: answer
+    kind: template
+    config: {text: "You asked {{input}} and here is the answer", token_interval: %INTERVAL%}
+edges:
+  - {from: api, to: answer}
+)";
+
+struct E2e {
+  explicit E2e(const std::string& interval) {
+    register_basic_nodes(registry);
+    std::string text = kSpec;
+    text.replace(text.find("%INTERVAL%"), 10, interval);
+    spec = load_and_validate_text(text, "e2e.yaml", registry);
+    pipeline = Pipeline::build(spec, registry, {&SteadyClock::instance(), &metrics});
+    pipeline->start();
+    const SourceSpec& s = spec.pipeline.sources(0);
+    source = std::make_unique<HttpSource>(s.http(), s.name(), *pipeline);
+    source->start();
+  }
+  ~E2e() {
+    source->stop_accepting();
+    if (!pipeline->draining()) pipeline->drain();
+    source->stop();
+  }
+  NodeRegistry registry;
+  LoadedSpec spec;
+  MetricsRegistry metrics;
+  std::unique_ptr<Pipeline> pipeline;
+  std::unique_ptr<HttpSource> source;
+};
+
+const std::string kChat = R"({"model":"sluice","messages":[{"role":"user","content":"why"}],"stream":%S})";
+
+std::string chat(bool stream) {
+  std::string b = kChat;
+  b.replace(b.find("%S"), 2, stream ? "true" : "false");
+  return TestClient::post("/v1/chat/completions", b, "X-Sluice-Timings: 1\r\n");
+}
+
+TEST(HttpPipeline, JsonAnswerFromTheTemplateFixtureWithTimings) {
+  E2e e("0s");
+  TestClient client(e.source->port());
+  client.send(chat(false));
+  auto r = client.read_response();
+  ASSERT_EQ(r.status, 200) << r.body;
+  json body = json::parse(r.body);
+  EXPECT_EQ(body["choices"][0]["message"]["content"], "You asked why and here is the answer");
+  json timings = json::parse(r.header("x-sluice-timings"));
+  ASSERT_FALSE(timings["stages"].empty());
+  bool saw_answer = false;
+  for (const auto& s : timings["stages"]) saw_answer = saw_answer || s["stage"] == "answer";
+  EXPECT_TRUE(saw_answer) << r.header("x-sluice-timings");
+  // The HTTP series live in the pipeline's registry, next to the runtime's.
+  client.send(TestClient::get("/metrics"));
+  std::string text = client.read_response().body;
+  EXPECT_NE(text.find("sluice_http_requests_total{source=\"api\",endpoint=\"/v1/chat/completions\",code=\"200\"} 1"),
+            std::string::npos);
+  client.send(TestClient::get("/readyz"));
+  EXPECT_EQ(client.read_response().status, 200);
+}
+
+TEST(HttpPipeline, StreamArrivesWordByWordEndingWithDone) {
+  E2e e("1ms");
+  TestClient client(e.source->port());
+  client.send(chat(true));
+  ASSERT_EQ(client.read_head().status, 200);
+  std::vector<std::string> pieces;
+  std::string last;
+  bool saw_timings = false;
+  while (auto ev = client.next_event()) {
+    last = ev->data;
+    if (last == "[DONE]") continue;
+    json chunk = json::parse(last);
+    if (chunk.contains("sluice_timings")) saw_timings = true;
+    if (!chunk["choices"].empty() && chunk["choices"][0]["delta"].contains("content")) {
+      pieces.push_back(chunk["choices"][0]["delta"]["content"]);
+    }
+  }
+  EXPECT_EQ(last, "[DONE]");
+  EXPECT_TRUE(saw_timings);
+  ASSERT_EQ(pieces.size(), 8u);  // one event per word
+  EXPECT_EQ(pieces[0], "You");
+  EXPECT_EQ(pieces[1], " asked");
+}
+
+TEST(HttpPipeline, DisconnectMidStreamCancelsThePipelineRequest) {
+  E2e e("50ms");
+  auto client = std::make_unique<TestClient>(e.source->port());
+  client->send(chat(true));
+  ASSERT_EQ(client->read_head().status, 200);
+  ASSERT_TRUE(client->next_event());
+  client.reset();
+  // The template node stops at its next token and the pipeline completes the request.
+  EXPECT_TRUE(eventually([&] { return e.pipeline->in_flight() == 0; }));
+  std::string text = e.metrics.exposition();
+  EXPECT_NE(text.find("sluice_http_client_disconnects_total{source=\"api\"} 1"), std::string::npos);
+}
+
+TEST(HttpPipeline, DrainAnswers503ToNewRequests) {
+  E2e e("0s");
+  TestClient client(e.source->port());
+  client.send(TestClient::get("/healthz"));
+  ASSERT_EQ(client.read_response().status, 200);
+  e.pipeline->drain();
+  client.send(chat(false));
+  EXPECT_EQ(client.read_response().status, 503);
+}
+
+}  // namespace
+}  // namespace sluice::http::testing
