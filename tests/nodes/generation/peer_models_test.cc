@@ -1,0 +1,63 @@
+// Files written by llama.cpp's own quantizer (../shared/models/peer/) load, and their
+// dequantised tensors agree with each other within the two formats' quantisation error; their
+// forward passes agree too.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/quant_blocks.h"
+#include "nodes/generation/generator.h"
+#include "nodes/generation/llama_model.h"
+#include "test_models.h"
+
+namespace sluice::generation {
+namespace {
+
+std::vector<float> dequantize(const GgufTensor& t) {
+  std::vector<float> out(size_t(t.elements));
+  const int64_t cols = t.dims[0], rows = t.elements / cols, rb = kernels::dtype_row_bytes(t.type, cols);
+  for (int64_t r = 0; r < rows; ++r) kernels::dequantize_row(t.type, t.data + r * rb, out.data() + r * cols, cols);
+  return out;
+}
+
+TEST(PeerModels, Q8AndQ4PureFromLlamaCppAgreeWithinQuantisationError) {
+  const std::string q8p = testing::shared_model("peer/rand15M-q8_0.gguf"), q4p = testing::shared_model("peer/rand15M-q4_0-pure.gguf");
+  SLUICE_REQUIRE_SHARED(q8p);
+  SLUICE_REQUIRE_SHARED(q4p);
+  const auto q8 = LlamaModel::load(q8p), q4 = LlamaModel::load(q4p);
+  EXPECT_EQ(q8->config().dim, 288);
+  EXPECT_EQ(q8->config().n_layers, 6);
+  EXPECT_EQ(q8->layers[0].wq.type, kernels::DType::kQ8_0);
+  EXPECT_EQ(q4->layers[0].wq.type, kernels::DType::kQ4_0);
+  EXPECT_EQ(q4->output.type, kernels::DType::kQ4_0);
+  for (const auto& t8 : q8->file().tensors()) {
+    const GgufTensor* t4 = q4->file().find_tensor(t8.name);
+    ASSERT_NE(t4, nullptr) << t8.name;
+    ASSERT_EQ(t4->dims, t8.dims) << t8.name;
+    const auto a = dequantize(t8), b = dequantize(*t4);
+    // Per block of 32, Q4_0 is off by at most one step (amax/8) of that block; Q8_0 by half of
+    // amax/127. Check every element against its block's bound.
+    for (size_t blk = 0; blk < a.size() / 32; ++blk) {
+      float amax = 0;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(a[blk * 32 + j]));
+      const float bound = amax / 8.0f * 1.02f + amax / 127.0f + 1e-6f;
+      for (int j = 0; j < 32; ++j) ASSERT_LE(std::fabs(a[blk * 32 + j] - b[blk * 32 + j]), bound) << t8.name << " block " << blk;
+    }
+  }
+  // Same weights, two formats: the forward passes agree closely in direction.
+  Generator g8(*q8, {}), g4(*q4, {});
+  const std::vector<int32_t> ids = {1, 400, 9000, 23};
+  const auto l8 = g8.forward(ids, 0);
+  const auto l4 = g4.forward(ids, 0);
+  double dot = 0, n8 = 0, n4 = 0;
+  for (size_t i = 0; i < l8.size(); ++i) {
+    dot += double(l8[i]) * l4[i];
+    n8 += double(l8[i]) * l8[i];
+    n4 += double(l4[i]) * l4[i];
+  }
+  EXPECT_GT(dot / std::sqrt(n8 * n4), 0.9);
+}
+
+}  // namespace
+}  // namespace sluice::generation

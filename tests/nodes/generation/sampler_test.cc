@@ -1,0 +1,88 @@
+// Sampler: greedy is argmax, a seed reproduces the same draws, and each filter does what its
+// name says.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "nodes/generation/sampler.h"
+
+namespace sluice::generation {
+namespace {
+
+std::vector<float> logits() { return {1.0f, 3.0f, 2.0f, 0.5f, 2.9f, -1.0f}; }
+
+std::vector<int32_t> draws(SamplingParams p, int n) {
+  Sampler s(p);
+  std::vector<int32_t> out;
+  for (int i = 0; i < n; ++i) {
+    auto l = logits();
+    out.push_back(s.sample(l, {}));
+  }
+  return out;
+}
+
+TEST(Sampler, GreedyIsArgmax) {
+  SamplingParams p;
+  p.temperature = 0;
+  EXPECT_EQ(draws(p, 3), (std::vector<int32_t>{1, 1, 1}));
+}
+
+TEST(Sampler, SameSeedSameDrawsDifferentSeedDifferentDraws) {
+  SamplingParams p;
+  p.temperature = 1.5f;
+  p.top_k = 0;
+  p.top_p = 1;
+  p.min_p = 0;
+  p.seed = 7;
+  const auto a = draws(p, 50), b = draws(p, 50);
+  EXPECT_EQ(a, b);
+  p.seed = 8;
+  EXPECT_NE(draws(p, 50), a);
+}
+
+TEST(Sampler, TopKAndMinPAndTopPRestrictTheCandidates) {
+  SamplingParams p;
+  p.temperature = 5.0f;  // flat: without filters every token would appear
+  p.top_p = 1;
+  p.min_p = 0;
+  p.top_k = 2;
+  for (int32_t t : draws(p, 200)) EXPECT_TRUE(t == 1 || t == 4) << t;
+  p.top_k = 0;
+  p.min_p = 0.5f;  // keeps tokens with p >= 0.5 * p_max at temperature 1: logits >= 3 - ln 2
+  for (int32_t t : draws(p, 200)) EXPECT_TRUE(t == 1 || t == 4) << t;
+  p.min_p = 0;
+  p.top_p = 0.3f;  // the top token alone has probability > 0.3
+  for (int32_t t : draws(p, 200)) EXPECT_EQ(t, 1);
+}
+
+TEST(Sampler, TemperatureMatchesSoftmaxFrequencies) {
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.top_k = 0;
+  p.top_p = 1;
+  p.min_p = 0;
+  p.seed = 3;
+  std::map<int32_t, int> counts;
+  const int n = 20000;
+  for (int32_t t : draws(p, n)) counts[t]++;
+  const auto l = logits();
+  double z = 0;
+  for (float v : l) z += std::exp(v);
+  for (size_t i = 0; i < l.size(); ++i) EXPECT_NEAR(counts[int32_t(i)] / double(n), std::exp(l[i]) / z, 0.015);
+}
+
+TEST(Sampler, RepetitionPenaltyDiscouragesRecentTokens) {
+  SamplingParams p;
+  p.temperature = 0;
+  p.repetition_penalty = 2.0f;
+  Sampler s(p);
+  auto l = logits();
+  const std::vector<int32_t> recent = {1};
+  EXPECT_EQ(s.sample(l, recent), 4);  // 3.0 / 2 = 1.5 < 2.9
+  EXPECT_FLOAT_EQ(l[1], 1.5f);
+}
+
+}  // namespace
+}  // namespace sluice::generation
