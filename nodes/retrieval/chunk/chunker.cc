@@ -101,6 +101,7 @@ class Packer {
     flush();
     if (t <= max_) {
       units_.push_back({s, t});
+      ++fresh_;
       flush();
       return;
     }

@@ -1,0 +1,305 @@
+#include "nodes/retrieval/kb/knowledge_base.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "nodes/retrieval/serial.h"
+
+namespace sluice::retrieval {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::uint32_t kMagic = 0x42'4B'4C'53;  // "SLKB"
+constexpr std::uint32_t kFormat = 1;
+
+std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = 1469598103934665603ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+std::uint64_t content_fingerprint(const SourceDocument& doc) {
+  // Whitespace runs collapse to one space and the ends are trimmed, so re-saving a file with
+  // different line endings or trailing spaces is not a change.
+  std::string norm;
+  norm.reserve(doc.text.size());
+  bool space = false;
+  for (char c : doc.text) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = !norm.empty();
+    } else {
+      if (space) norm.push_back(' ');
+      space = false;
+      norm.push_back(c);
+    }
+  }
+  const auto kind = static_cast<unsigned char>(static_cast<int>(doc.kind) * 8 + static_cast<int>(doc.language));
+  std::uint64_t h = fnv1a(&kind, 1);
+  h = fnv1a(doc.title.data(), doc.title.size(), h);
+  h = fnv1a("\0", 1, h);
+  return fnv1a(norm.data(), norm.size(), h);
+}
+
+KnowledgeBase::KnowledgeBase(KnowledgeBaseOptions options) : options_(std::move(options)) {
+  if (options_.embed_batch == 0) throw std::invalid_argument("kb.embed_batch must be > 0");
+  if (!options_.directory.empty()) {
+    fs::create_directories(options_.directory);
+    const std::string bin = options_.directory + "/kb.bin", prev = options_.directory + "/kb.prev";
+    const bool has_bin = fs::exists(bin), has_prev = fs::exists(prev);
+    if (has_bin && load_file(bin)) {
+      loaded_from_ = "kb.bin";
+    } else if (has_prev && load_file(prev)) {
+      loaded_from_ = "kb.prev";
+    } else if (has_bin || has_prev) {
+      throw std::runtime_error(options_.directory + ": neither kb.bin nor kb.prev passes its checksum");
+    }
+  }
+  if (embedder_ == nullptr) {
+    // An empty generation needs some embedder to answer (with nothing) before the first ingest.
+    embedder_ = LsaEmbedder::fit({}, options_.lsa);
+  }
+  IngestStats ignored;
+  ignored.version = version();
+  std::vector<Chunk> chunks;
+  std::vector<float> vectors;
+  for (const auto& [id, s] : docs_) {
+    chunks.insert(chunks.end(), s.chunks.begin(), s.chunks.end());
+    vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
+  }
+  live_ = IndexGeneration::build(std::move(chunks), vectors, embedder_, options_.index, version());
+}
+
+std::shared_ptr<const IndexGeneration> KnowledgeBase::current() const {
+  std::lock_guard<std::mutex> lock(swap_mu_);
+  return live_;
+}
+
+std::size_t KnowledgeBase::document_count() const { return current() ? docs_.size() : 0; }
+
+IngestStats KnowledgeBase::upsert(std::vector<SourceDocument> docs) { return apply(std::move(docs), {}, false); }
+IngestStats KnowledgeBase::remove(const std::vector<std::string>& ids) { return apply({}, ids, false); }
+IngestStats KnowledgeBase::sync(std::vector<SourceDocument> docs) { return apply(std::move(docs), {}, true); }
+
+IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals,
+                                 bool exact_set) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  const auto t0 = std::chrono::steady_clock::now();
+  IngestStats stats;
+  std::map<std::string, DocState> next = docs_;  // copy: a failed ingest leaves the KB untouched
+  std::set<std::string> seen;
+  std::vector<std::string> changed;
+  const auto counter = [this](std::string_view t) { return embedder_->count_tokens(t); };
+  for (auto& d : upserts) {
+    if (d.id.empty()) {
+      stats.problems.push_back({"(document)", 0, "document without an id"});
+      continue;
+    }
+    if (!seen.insert(d.id).second) {
+      stats.problems.push_back({d.id, 0, "duplicate document id in one ingest; the first copy wins"});
+      continue;
+    }
+    const std::uint64_t fp = content_fingerprint(d);
+    auto it = next.find(d.id);
+    if (it != next.end() && it->second.fingerprint == fp) {
+      ++stats.unchanged;
+      continue;
+    }
+    DocState s;
+    s.fingerprint = fp;
+    s.chunks = chunk_document(d, options_.chunking, counter);
+    if (s.chunks.empty()) {
+      stats.problems.push_back({d.id, 0, "empty document"});
+      continue;
+    }
+    (it == next.end() ? stats.added : stats.updated) += 1;
+    changed.push_back(d.id);
+    next[d.id] = std::move(s);
+  }
+  for (const auto& id : removals) stats.deleted += next.erase(id);
+  if (exact_set) {
+    for (auto it = next.begin(); it != next.end();) {
+      if (seen.count(it->first) == 0) {
+        it = next.erase(it);
+        ++stats.deleted;
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (changed.empty() && stats.deleted == 0) {
+    stats.version = version();
+    for (const auto& [id, s] : docs_) stats.chunks_total += s.chunks.size();
+    return stats;
+  }
+  std::size_t total = 0, changed_chunks = 0;
+  for (const auto& [id, s] : next) total += s.chunks.size();
+  for (const auto& id : changed) changed_chunks += next[id].chunks.size();
+  changed_since_fit_ += changed_chunks + stats.deleted;
+  std::vector<DocState*> to_embed;
+  const bool never_fitted = docs_.empty() && embedder_->vocabulary_size() == 0;
+  if (never_fitted || static_cast<double>(changed_since_fit_) > options_.refit_fraction * static_cast<double>(total)) {
+    std::vector<std::string> texts;
+    for (const auto& [id, s] : next)
+      for (const auto& c : s.chunks) texts.push_back(index_text(c));
+    embedder_ = LsaEmbedder::fit(texts, options_.lsa);
+    changed_since_fit_ = 0;
+    stats.refitted = true;
+    for (auto& [id, s] : next) to_embed.push_back(&s);
+  } else {
+    for (const auto& id : changed) to_embed.push_back(&next[id]);
+  }
+  embed_in_batches(to_embed, stats);
+  docs_ = std::move(next);
+  stats.chunks_total = total;
+  commit(stats);
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return stats;
+}
+
+void KnowledgeBase::embed_in_batches(std::vector<DocState*>& states, IngestStats& stats) {
+  const std::size_t dim = embedder_->dimension();
+  std::vector<std::pair<DocState*, std::size_t>> slots;  // (doc, chunk index)
+  for (DocState* s : states) {
+    s->vectors.assign(s->chunks.size() * dim, 0.f);
+    for (std::size_t i = 0; i < s->chunks.size(); ++i) slots.emplace_back(s, i);
+  }
+  std::vector<std::string> batch;
+  std::vector<float> out;
+  for (std::size_t b = 0; b < slots.size(); b += options_.embed_batch) {
+    const std::size_t e = std::min(slots.size(), b + options_.embed_batch);
+    batch.clear();
+    for (std::size_t i = b; i < e; ++i) batch.push_back(index_text(slots[i].first->chunks[slots[i].second]));
+    out.resize(batch.size() * dim);
+    embedder_->embed(batch, out.data());
+    for (std::size_t i = b; i < e; ++i) {
+      std::copy_n(out.data() + (i - b) * dim, dim, slots[i].first->vectors.data() + slots[i].second * dim);
+    }
+    stats.chunks_embedded += batch.size();
+  }
+}
+
+void KnowledgeBase::commit(IngestStats& stats) {
+  std::vector<Chunk> chunks;
+  std::vector<float> vectors;
+  for (const auto& [id, s] : docs_) {
+    chunks.insert(chunks.end(), s.chunks.begin(), s.chunks.end());
+    vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
+  }
+  const std::uint64_t v = version() + 1;
+  auto gen = IndexGeneration::build(std::move(chunks), vectors, embedder_, options_.index, v);
+  version_.store(v, std::memory_order_release);
+  if (!options_.directory.empty()) persist();
+  if (before_swap_) before_swap_();
+  {
+    std::lock_guard<std::mutex> lock(swap_mu_);
+    live_ = std::move(gen);
+  }
+  stats.version = v;
+}
+
+void KnowledgeBase::persist() const {
+  std::ostringstream payload;
+  BinaryWriter w(payload);
+  w.u64(changed_since_fit_);
+  embedder_->save(payload);
+  w.u64(docs_.size());
+  for (const auto& [id, s] : docs_) {
+    w.str(id);
+    w.u64(s.fingerprint);
+    w.u64(s.chunks.size());
+    for (const auto& c : s.chunks) {
+      w.str(c.doc_id);
+      w.str(c.title);
+      w.str(c.text);
+      w.u32(c.begin);
+      w.u32(c.end);
+      w.u32(c.ordinal);
+    }
+    w.vec(s.vectors);
+  }
+  const std::string body = payload.str();
+  const std::string dir = options_.directory;
+  const std::string tmp = dir + "/kb.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    BinaryWriter h(out);
+    h.u32(kMagic);
+    h.u32(kFormat);
+    h.u64(version());
+    h.u64(body.size());
+    h.u64(fnv1a(body.data(), body.size()));
+    out.write(body.data(), static_cast<std::streamsize>(body.size()));
+    out.flush();
+    if (!out) throw std::runtime_error(tmp + ": write failed");
+  }
+  if (const int fd = ::open(tmp.c_str(), O_RDONLY); fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  std::error_code ec;
+  if (fs::exists(dir + "/kb.bin")) fs::rename(dir + "/kb.bin", dir + "/kb.prev", ec);
+  fs::rename(tmp, dir + "/kb.bin");
+  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+bool KnowledgeBase::load_file(const std::string& path) {
+  try {
+    std::ifstream in(path, std::ios::binary);
+    BinaryReader h(in, path);
+    if (h.u32() != kMagic || h.u32() != kFormat) return false;
+    const std::uint64_t version = h.u64();
+    const std::uint64_t size = h.u64();
+    const std::uint64_t sum = h.u64();
+    std::string body(static_cast<std::size_t>(std::min<std::uint64_t>(size, 1ull << 40)), '\0');
+    in.read(body.data(), static_cast<std::streamsize>(body.size()));
+    if (static_cast<std::uint64_t>(in.gcount()) != size || fnv1a(body.data(), body.size()) != sum) return false;
+    std::istringstream payload(body);
+    BinaryReader r(payload, path);
+    std::map<std::string, DocState> docs;
+    const std::uint64_t changed = r.u64();
+    std::shared_ptr<const LsaEmbedder> embedder = LsaEmbedder::load(payload);
+    const std::uint64_t n = r.u64();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::string id = r.str();
+      DocState s;
+      s.fingerprint = r.u64();
+      s.chunks.resize(r.u64());
+      for (auto& c : s.chunks) {
+        c.doc_id = r.str();
+        c.title = r.str();
+        c.text = r.str();
+        c.begin = r.u32();
+        c.end = r.u32();
+        c.ordinal = r.u32();
+      }
+      s.vectors = r.vec<float>();
+      if (s.vectors.size() != s.chunks.size() * embedder->dimension()) return false;
+      docs.emplace(std::move(id), std::move(s));
+    }
+    docs_ = std::move(docs);
+    embedder_ = std::move(embedder);
+    changed_since_fit_ = changed;
+    version_.store(version, std::memory_order_release);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace sluice::retrieval

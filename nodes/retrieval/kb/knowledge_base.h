@@ -1,0 +1,106 @@
+// KnowledgeBase: the documents, their chunks and vectors, and the live IndexGeneration that
+// queries read. The lifecycle the issue asks for:
+//
+//  - Incremental ingest. Each document's content fingerprint (FNV-1a 64 of its kind, title and
+//    whitespace-normalised text) is kept; upsert() re-chunks and re-embeds only new or changed
+//    documents (counted in IngestStats::chunks_embedded), remove() drops documents, sync()
+//    makes the set equal to the given one (deleting what is absent).
+//  - Embedding in batches of `embed_batch` (default 256, issue range 100-500).
+//  - LSA refit. The embedder is fitted on the first ingest and then kept, so unchanged chunks
+//    keep their vectors; it is refitted (and every chunk re-embedded) when the chunks changed
+//    since the last fit exceed `refit_fraction` of the total, so the latent space follows the
+//    corpus without refitting on every small edit.
+//  - Double buffer. Every change builds the next generation off to the side, then swaps a
+//    shared_ptr under a short lock: queries (current()) never see a half-built index and never
+//    wait for a build; a reader keeps its generation alive for as long as it holds it.
+//  - Persistence (when `directory` is set): kb.bin = magic "SLKB", format version, generation
+//    version, payload size, FNV-1a 64 checksum of the payload, payload. Written to a temporary
+//    file, fsync'ed, then renamed over kb.bin after the old one is kept as kb.prev; a crash
+//    mid-write leaves kb.bin (or kb.prev) intact, and open() falls back to kb.prev when kb.bin
+//    fails its checksum.
+//  - version() increases by one per committed change; the semantic cache invalidates on it.
+// Thread-safety: current()/version() from any thread at any time; mutations are serialised
+// by an internal mutex (a second ingest waits for the first).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "nodes/retrieval/chunk/chunker.h"
+#include "nodes/retrieval/dense/lsa_embedder.h"
+#include "nodes/retrieval/eval/beir_dataset.h"
+#include "nodes/retrieval/kb/index_generation.h"
+
+namespace sluice::retrieval {
+
+struct KnowledgeBaseOptions {
+  ChunkingOptions chunking;
+  IndexOptions index;
+  LsaOptions lsa;
+  std::size_t embed_batch = 256;
+  double refit_fraction = 0.2;  // refit LSA when more than this share of chunks changed since the last fit
+  std::string directory;        // persistence; empty = in memory only
+};
+
+struct IngestStats {
+  std::size_t added = 0, updated = 0, unchanged = 0, deleted = 0;
+  std::size_t chunks_total = 0;
+  std::size_t chunks_embedded = 0;  // embedder calls' worth of chunks in this ingest
+  bool refitted = false;
+  std::uint64_t version = 0;
+  double seconds = 0;
+  std::vector<LoadProblem> problems;
+};
+
+std::uint64_t content_fingerprint(const SourceDocument& doc);
+
+class KnowledgeBase {
+ public:
+  // Opens (or starts) a knowledge base; loads `options.directory`'s kb.bin when present.
+  // Throws std::runtime_error when both kb.bin and kb.prev exist but neither loads.
+  explicit KnowledgeBase(KnowledgeBaseOptions options);
+
+  IngestStats upsert(std::vector<SourceDocument> docs);
+  IngestStats remove(const std::vector<std::string>& doc_ids);
+  IngestStats sync(std::vector<SourceDocument> docs);
+
+  // The live generation (never null; empty before the first ingest).
+  std::shared_ptr<const IndexGeneration> current() const;
+  std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  std::size_t document_count() const;
+  // Which file open() loaded: "kb.bin", "kb.prev", or "" (fresh).
+  const std::string& loaded_from() const { return loaded_from_; }
+  // Test hook: called after the new generation is built and before it is swapped in.
+  void set_before_swap_hook(std::function<void()> hook) { before_swap_ = std::move(hook); }
+
+ private:
+  struct DocState {
+    std::uint64_t fingerprint = 0;
+    std::vector<Chunk> chunks;
+    std::vector<float> vectors;  // chunks.size() x dim
+  };
+  IngestStats apply(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals, bool exact_set);
+  void embed_in_batches(std::vector<DocState*>& states, IngestStats& stats);
+  void commit(IngestStats& stats);
+  void persist() const;
+  bool load_file(const std::string& path);
+
+  KnowledgeBaseOptions options_;
+  std::mutex write_mu_;                    // serialises mutations
+  mutable std::mutex swap_mu_;             // guards live_ (held only for a pointer copy)
+  std::shared_ptr<const IndexGeneration> live_;
+  std::atomic<std::uint64_t> version_{0};
+  std::map<std::string, DocState> docs_;   // ordered: generations list chunks in doc-id order
+  std::shared_ptr<const LsaEmbedder> embedder_;
+  std::size_t changed_since_fit_ = 0;
+  std::string loaded_from_;
+  std::function<void()> before_swap_;
+};
+
+}  // namespace sluice::retrieval

@@ -1,0 +1,205 @@
+#include "nodes/retrieval/kb/loaders.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace sluice::retrieval {
+namespace fs = std::filesystem;
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
+
+std::string first_line_title(const std::string& text, bool markdown) {
+  std::istringstream in(text);
+  std::string line, first;
+  while (std::getline(in, line)) {
+    if (is_blank(line)) continue;
+    if (markdown && line.rfind("# ", 0) == 0) return line.substr(2);
+    if (first.empty()) first = line;
+    if (!markdown) break;
+  }
+  while (!first.empty() && (first.front() == '#' || first.front() == ' ')) first.erase(first.begin());
+  if (first.size() > 200) first.resize(200);
+  return first;
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+}
+
+}  // namespace
+
+std::string html_to_text(const std::string& html, std::string* title) {
+  std::string out;
+  const std::string lo = lower(html);
+  std::size_t i = 0;
+  static const char* const kBlocks[] = {"p", "/p", "br", "br/", "div", "/div", "h1", "h2", "h3", "h4", "h5", "h6",
+                                        "/h1", "/h2", "/h3", "/h4", "/h5", "/h6", "li", "tr", "pre", "/pre",
+                                        "section", "article", "table", "/table", "ul", "/ul", "ol", "/ol"};
+  while (i < html.size()) {
+    if (html[i] != '<') {
+      out.push_back(html[i++]);
+      continue;
+    }
+    for (const char* skip : {"script", "style"}) {
+      if (lo.compare(i + 1, std::strlen(skip), skip) == 0) {
+        const std::size_t e = lo.find(std::string("</") + skip, i);
+        i = e == std::string::npos ? html.size() : e;
+        break;
+      }
+    }
+    if (i >= html.size()) break;
+    if (lo.compare(i, 7, "<title>") == 0) {
+      const std::size_t e = lo.find("</title>", i);
+      if (title != nullptr && e != std::string::npos) *title = html.substr(i + 7, e - i - 7);
+      i = e == std::string::npos ? html.size() : e + 8;
+      continue;
+    }
+    if (lo.compare(i, 4, "<!--") == 0) {
+      const std::size_t e = lo.find("-->", i);
+      i = e == std::string::npos ? html.size() : e + 3;
+      continue;
+    }
+    const std::size_t e = html.find('>', i);
+    if (e == std::string::npos) break;
+    std::string tag = lo.substr(i + 1, e - i - 1);
+    tag = tag.substr(0, tag.find_first_of(" \t\n"));
+    bool block = false;
+    for (const char* b : kBlocks) block |= tag == b;
+    out += block ? "\n\n" : " ";
+    i = e + 1;
+  }
+  for (auto [from, to] : {std::pair{"&nbsp;", " "}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}}) {
+    replace_all(out, from, to);
+    if (title != nullptr) replace_all(*title, from, to);
+  }
+  // Collapse runs of blank lines and trailing spaces.
+  std::string clean;
+  std::istringstream in(out);
+  std::string line;
+  int blanks = 0;
+  while (std::getline(in, line)) {
+    const auto b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos) {
+      ++blanks;
+      continue;
+    }
+    if (!clean.empty()) clean += blanks > 0 ? "\n\n" : "\n";
+    blanks = 0;
+    clean += line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
+  }
+  return clean;
+}
+
+void load_text(const std::string& name, const std::string& content, LoadedSource& into) {
+  const std::string ext = lower(fs::path(name).extension().string());
+  const std::string base = lower(fs::path(name).filename().string());
+  const DocumentKind prose_kind = base.find("faq") != std::string::npos ? DocumentKind::kFaq : DocumentKind::kNarrative;
+  auto add = [&](SourceDocument d) {
+    if (is_blank(d.text)) {
+      into.problems.push_back({name, 0, "empty document" + (d.id != name ? " '" + d.id + "'" : std::string())});
+      return;
+    }
+    into.documents.push_back(std::move(d));
+  };
+  if (ext == ".txt" || ext == ".text" || ext == ".rst") {
+    add({name, first_line_title(content, false), content, prose_kind, CodeLanguage::kNone});
+  } else if (ext == ".md" || ext == ".markdown") {
+    add({name, first_line_title(content, true), content, prose_kind, CodeLanguage::kNone});
+  } else if (ext == ".html" || ext == ".htm") {
+    std::string title;
+    std::string text = html_to_text(content, &title);
+    add({name, title.empty() ? first_line_title(text, false) : title, std::move(text), prose_kind, CodeLanguage::kNone});
+  } else if (ext == ".c" || ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".h" || ext == ".hh" || ext == ".hpp") {
+    add({name, fs::path(name).filename().string(), content, DocumentKind::kCode, CodeLanguage::kCpp});
+  } else if (ext == ".py") {
+    add({name, fs::path(name).filename().string(), content, DocumentKind::kCode, CodeLanguage::kPython});
+  } else if (ext == ".js" || ext == ".mjs" || ext == ".cjs") {
+    add({name, fs::path(name).filename().string(), content, DocumentKind::kCode, CodeLanguage::kJavaScript});
+  } else if (ext == ".jsonl") {
+    std::istringstream in(content);
+    std::string line;
+    std::size_t line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (is_blank(line)) continue;
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) {
+        into.problems.push_back({name, line_no, "not a JSON object"});
+        continue;
+      }
+      auto id = j.find("_id");
+      if (id == j.end() || !id->is_string()) {
+        into.problems.push_back({name, line_no, "missing or non-string \"_id\""});
+        continue;
+      }
+      auto field = [&](const char* f) {
+        auto it = j.find(f);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+      };
+      SourceDocument d{id->get<std::string>(), field("title"), field("text"), DocumentKind::kNarrative, CodeLanguage::kNone};
+      if (is_blank(d.text)) {
+        into.problems.push_back({name, line_no, "empty document '" + d.id + "'"});
+        continue;
+      }
+      into.documents.push_back(std::move(d));
+    }
+  } else {
+    into.problems.push_back({name, 0, "unsupported file type '" + ext + "'"});
+  }
+}
+
+LoadedSource load_path(const std::string& path, const LoaderOptions& options) {
+  LoadedSource out;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  const fs::path root(path);
+  if (fs::is_directory(root, ec)) {
+    for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const std::string leaf = it->path().filename().string();
+      if (!leaf.empty() && leaf[0] == '.') {
+        if (it->is_directory(ec)) it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file(ec)) files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+  } else {
+    files.push_back(root);
+  }
+  for (const auto& f : files) {
+    const std::string name = fs::is_directory(root, ec) ? fs::relative(f, root, ec).string() : f.string();
+    const auto size = fs::file_size(f, ec);
+    if (ec) {
+      out.problems.push_back({f.string(), 0, "cannot read: " + ec.message()});
+      ec.clear();
+      continue;
+    }
+    if (size > options.max_file_bytes) {
+      out.problems.push_back({f.string(), 0, "larger than the " + std::to_string(options.max_file_bytes) + "-byte limit"});
+      continue;
+    }
+    std::ifstream in(f, std::ios::binary);
+    if (!in) {
+      out.problems.push_back({f.string(), 0, "cannot open for reading"});
+      continue;
+    }
+    std::stringstream buf;
+    buf << in.rdbuf();
+    load_text(name, buf.str(), out);
+  }
+  return out;
+}
+
+}  // namespace sluice::retrieval

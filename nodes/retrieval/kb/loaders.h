@@ -1,0 +1,41 @@
+// Loaders: files on disk -> SourceDocuments ready for chunking, one place that knows formats.
+//
+//   .txt .text .rst         narrative; title = first non-empty line
+//   .md .markdown           narrative; title = first "# " heading, else first line
+//   .html .htm              text only: <script>/<style> dropped, tags removed, block tags become
+//                           paragraph breaks, common entities decoded; title = <title>
+//   .c .cc .cpp .cxx .h .hh .hpp .py .js .mjs .cjs    code (one definition per chunk)
+//   .jsonl                  BEIR corpus records {"_id","title","text"}, one document each
+// A file whose name contains "faq" (any case) is chunked as FAQ. Document ids are the path
+// relative to the ingested root (BEIR: the record's _id).
+// Problems (unreadable file, unsupported extension, invalid JSONL line with its line number,
+// empty document) are collected, never thrown, and the rest still loads. Files over
+// `max_file_bytes` are reported and skipped (bounded memory).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nodes/retrieval/chunk/chunker.h"
+#include "nodes/retrieval/eval/beir_dataset.h"
+
+namespace sluice::retrieval {
+
+struct LoadedSource {
+  std::vector<SourceDocument> documents;
+  std::vector<LoadProblem> problems;
+};
+
+struct LoaderOptions {
+  std::size_t max_file_bytes = 64ull << 20;  // 64 MiB: larger inputs are almost always mistakes
+};
+
+// A file or a directory (recursive, sorted, hidden entries skipped).
+LoadedSource load_path(const std::string& path, const LoaderOptions& options = {});
+// One in-memory file; `name` decides the format by extension. Appends to `into`.
+void load_text(const std::string& name, const std::string& content, LoadedSource& into);
+
+// HTML to plain text (exposed for tests).
+std::string html_to_text(const std::string& html, std::string* title = nullptr);
+
+}  // namespace sluice::retrieval

@@ -1,0 +1,191 @@
+#include "nodes/retrieval/kb/knowledge_base.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "nodes/retrieval/kb/retriever.h"
+
+namespace sluice::retrieval {
+namespace {
+
+std::vector<SourceDocument> corpus(int n, const std::string& salt = "") {
+  static const char* const kTopics[] = {"wing lift drag airfoil", "heat conduction slab", "boundary layer flow",
+                                        "shock wave nozzle", "flutter panel vibration"};
+  std::vector<SourceDocument> docs;
+  for (int i = 0; i < n; ++i) {
+    docs.push_back({"doc" + std::to_string(i), "Title " + std::to_string(i),
+                    std::string(kTopics[i % 5]) + " study number " + std::to_string(i) + " " + salt,
+                    DocumentKind::kNarrative, CodeLanguage::kNone});
+  }
+  return docs;
+}
+
+KnowledgeBaseOptions small_options(const std::string& dir = "") {
+  KnowledgeBaseOptions o;
+  o.lsa.dimensions = 8;
+  o.embed_batch = 7;
+  o.refit_fraction = 0.5;
+  o.directory = dir;
+  return o;
+}
+
+std::string temp_dir(const std::string& name) {
+  const auto d = std::filesystem::temp_directory_path() / ("sluice-kb-test-" + name);
+  std::filesystem::remove_all(d);
+  return d.string();
+}
+
+TEST(KnowledgeBase, IncrementalIngestEmbedsOnlyChangedDocuments) {
+  KnowledgeBase kb(small_options());
+  EXPECT_EQ(kb.current()->chunks().size(), 0u);
+  auto s = kb.upsert(corpus(100));
+  EXPECT_EQ(s.added, 100u);
+  EXPECT_TRUE(s.refitted);
+  EXPECT_EQ(s.chunks_embedded, 100u);
+  EXPECT_EQ(s.version, 1u);
+  auto docs = corpus(100);
+  docs[3].text += " changed";
+  docs[50].text += " changed";
+  docs.push_back({"new", "", "a brand new document about nozzles", DocumentKind::kNarrative, CodeLanguage::kNone});
+  s = kb.upsert(docs);
+  EXPECT_EQ(s.unchanged, 98u);
+  EXPECT_EQ(s.updated, 2u);
+  EXPECT_EQ(s.added, 1u);
+  EXPECT_FALSE(s.refitted);
+  EXPECT_EQ(s.chunks_embedded, 3u);
+  EXPECT_EQ(kb.version(), 2u);
+  // Whitespace-only edits are not changes.
+  docs[7].text = "  " + docs[7].text + "\n";
+  s = kb.upsert(docs);
+  EXPECT_EQ(s.chunks_embedded, 0u);
+  EXPECT_EQ(kb.version(), 2u);
+  // sync deletes what is absent.
+  docs.resize(90);
+  s = kb.sync(docs);
+  EXPECT_EQ(s.deleted, 11u);
+  EXPECT_EQ(kb.current()->chunks().size(), 90u);
+  EXPECT_EQ(kb.remove({"doc0", "missing"}).deleted, 1u);
+}
+
+TEST(KnowledgeBase, EmptyAndDuplicateDocumentsAreReportedNotFatal) {
+  KnowledgeBase kb(small_options());
+  auto docs = corpus(5);
+  docs.push_back({"empty", "", "   ", DocumentKind::kNarrative, CodeLanguage::kNone});
+  docs.push_back(docs[0]);
+  const auto s = kb.upsert(docs);
+  EXPECT_EQ(s.added, 5u);
+  ASSERT_EQ(s.problems.size(), 2u);
+  EXPECT_EQ(s.problems[0].file, "empty");
+  EXPECT_NE(s.problems[1].message.find("duplicate"), std::string::npos);
+}
+
+TEST(KnowledgeBase, RetrievesWithAllPaths) {
+  KnowledgeBase kb(small_options());
+  kb.upsert(corpus(50));
+  const auto gen = kb.current();
+  for (auto mode : {RetrieveMode::kBm25, RetrieveMode::kDense, RetrieveMode::kHybrid}) {
+    RetrieveOptions o;
+    o.mode = mode;
+    o.rerank = true;
+    const auto r = retrieve(*gen, "heat conduction in a slab", o);
+    ASSERT_FALSE(r.hits.empty()) << retrieve_mode_name(mode);
+    EXPECT_NE(gen->chunks()[r.hits[0].chunk].text.find("heat"), std::string::npos) << retrieve_mode_name(mode);
+    EXPECT_LE(r.hits.size(), o.top_k);
+  }
+}
+
+TEST(KnowledgeBase, SwapIsAtomicUnderConcurrentQueries) {
+  // Generation v holds documents whose text all carry the tag "vN"; a query must see exactly
+  // one tag across every chunk of the generation it holds, and never fail.
+  KnowledgeBase kb(small_options());
+  kb.sync(corpus(40, "v0"));
+  std::atomic<bool> stop{false};
+  std::atomic<int> queries{0}, mixed{0};
+  std::thread reader([&] {
+    while (!stop.load()) {
+      const auto gen = kb.current();
+      const auto hits = gen->search_bm25("wing lift", 10);
+      std::string tag;
+      for (const auto& c : gen->chunks()) {
+        const std::string t = c.text.substr(c.text.rfind(' ') + 1);
+        if (tag.empty()) tag = t;
+        if (t != tag) ++mixed;
+      }
+      if (hits.empty()) ++mixed;
+      ++queries;
+    }
+  });
+  for (int v = 1; v <= 15; ++v) kb.sync(corpus(40, "v" + std::to_string(v)));
+  // Make sure the reader overlapped at least a few swaps before stopping it.
+  while (queries.load() < 50) std::this_thread::yield();
+  stop = true;
+  reader.join();
+  EXPECT_EQ(mixed.load(), 0);
+  EXPECT_EQ(kb.version(), 16u);
+}
+
+TEST(KnowledgeBase, ReadersKeepTheirGenerationWhileTheNextIsBuilt) {
+  KnowledgeBase kb(small_options());
+  kb.sync(corpus(10, "old"));
+  const auto held = kb.current();
+  bool checked = false;
+  kb.set_before_swap_hook([&] {
+    // The next generation is complete but not yet visible.
+    EXPECT_EQ(kb.current()->version(), 1u);
+    checked = true;
+  });
+  kb.sync(corpus(10, "new"));
+  EXPECT_TRUE(checked);
+  EXPECT_EQ(kb.current()->version(), 2u);
+  EXPECT_EQ(held->version(), 1u);
+  EXPECT_NE(held->chunks()[0].text.find("old"), std::string::npos);
+}
+
+TEST(KnowledgeBase, SurvivesRestartAndATornWrite) {
+  const std::string dir = temp_dir("persist");
+  {
+    KnowledgeBase kb(small_options(dir));
+    kb.upsert(corpus(30));
+    auto docs = corpus(30);
+    docs[1].text += " edited";
+    kb.upsert(docs);
+    EXPECT_EQ(kb.version(), 2u);
+  }
+  std::string top_before;
+  {
+    KnowledgeBase kb(small_options(dir));
+    EXPECT_EQ(kb.loaded_from(), "kb.bin");
+    EXPECT_EQ(kb.version(), 2u);
+    EXPECT_EQ(kb.current()->chunks().size(), 30u);
+    top_before = kb.current()->chunks()[kb.current()->search_bm25("flutter panel", 1)[0].doc].doc_id;
+    // Nothing changed: a restart re-embeds nothing.
+    EXPECT_EQ(kb.upsert(corpus(30)).chunks_embedded, 1u);  // doc1 reverts to its original text
+  }
+  // Tear kb.bin in half: open falls back to kb.prev (the previous version).
+  const std::string bin = dir + "/kb.bin";
+  const auto size = std::filesystem::file_size(bin);
+  std::filesystem::resize_file(bin, size / 2);
+  {
+    KnowledgeBase kb(small_options(dir));
+    EXPECT_EQ(kb.loaded_from(), "kb.prev");
+    EXPECT_EQ(kb.version(), 2u);
+    EXPECT_EQ(kb.current()->chunks().size(), 30u);
+  }
+  // Flip a byte in both: a clear error, not a crash or silent garbage.
+  for (const char* f : {"kb.bin", "kb.prev"}) {
+    std::fstream io(dir + "/" + f, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(60);
+    io.put('\x5A');
+  }
+  std::filesystem::resize_file(bin, size / 2);
+  EXPECT_THROW(KnowledgeBase kb(small_options(dir)), std::runtime_error);
+  std::filesystem::remove_all(dir);
+  EXPECT_FALSE(top_before.empty());
+}
+
+}  // namespace
+}  // namespace sluice::retrieval

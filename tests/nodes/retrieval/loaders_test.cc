@@ -1,0 +1,67 @@
+#include "nodes/retrieval/kb/loaders.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace sluice::retrieval {
+namespace {
+
+TEST(Loaders, FormatsByExtension) {
+  LoadedSource s;
+  load_text("a.md", "intro\n# Title Here\nbody", s);
+  load_text("b.html", "<html><title>Page &amp; co</title><script>x()</script><p>One</p><p>Two &lt;3</p></html>", s);
+  load_text("c.py", "def f():\n    pass\n", s);
+  load_text("my-FAQ.txt", "Q: a?\nA: b\n", s);
+  ASSERT_EQ(s.documents.size(), 4u);
+  EXPECT_EQ(s.documents[0].title, "Title Here");
+  EXPECT_EQ(s.documents[1].title, "Page & co");
+  EXPECT_EQ(s.documents[1].text, "One\n\nTwo <3");
+  EXPECT_EQ(s.documents[2].kind, DocumentKind::kCode);
+  EXPECT_EQ(s.documents[2].language, CodeLanguage::kPython);
+  EXPECT_EQ(s.documents[3].kind, DocumentKind::kFaq);
+  EXPECT_TRUE(s.problems.empty());
+}
+
+TEST(Loaders, BadInputIsReportedWithPlaceAndSkipped) {
+  LoadedSource s;
+  load_text("c.jsonl",
+            "{\"_id\":\"1\",\"title\":\"t\",\"text\":\"fine\"}\n"
+            "{not json\n"
+            "{\"title\":\"no id\",\"text\":\"x\"}\n"
+            "{\"_id\":\"4\",\"text\":\"   \"}\n"
+            "{\"_id\":\"5\",\"text\":\"also fine\"}\n",
+            s);
+  load_text("empty.txt", "  \n", s);
+  load_text("image.png", "\x89PNG", s);
+  ASSERT_EQ(s.documents.size(), 2u);
+  EXPECT_EQ(s.documents[1].id, "5");
+  ASSERT_EQ(s.problems.size(), 5u);
+  EXPECT_EQ(s.problems[0].to_string(), "c.jsonl:2: not a JSON object");
+  EXPECT_EQ(s.problems[1].line, 3u);
+  EXPECT_EQ(s.problems[2].to_string(), "c.jsonl:4: empty document '4'");
+  EXPECT_EQ(s.problems[3].message, "empty document");
+  EXPECT_EQ(s.problems[4].message, "unsupported file type '.png'");
+}
+
+TEST(Loaders, DirectoryWalkAndUnreadableFile) {
+  const auto dir = std::filesystem::temp_directory_path() / "sluice-loaders-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "sub");
+  std::filesystem::create_directories(dir / ".git");
+  std::ofstream(dir / "a.txt") << "alpha";
+  std::ofstream(dir / "sub" / "b.md") << "# B\nbeta";
+  std::ofstream(dir / ".git" / "c.txt") << "hidden";
+  const auto s = load_path(dir.string());
+  ASSERT_EQ(s.documents.size(), 2u);
+  EXPECT_EQ(s.documents[0].id, "a.txt");
+  EXPECT_EQ(s.documents[1].id, "sub/b.md");
+  const auto missing = load_path((dir / "nope.txt").string());
+  ASSERT_EQ(missing.problems.size(), 1u);
+  EXPECT_NE(missing.problems[0].message.find("cannot read"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sluice::retrieval
