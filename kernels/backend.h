@@ -26,7 +26,10 @@ struct MatrixView {
   int64_t cols = 0;
 };
 
-// One layer's key and value pools: block b, slot s, feature f is at ((b*block_size)+s)*kv_dim+f.
+// One layer's key and value pools. Values: block b, slot s, feature f at
+// (b*block_size + s)*kv_dim + f. Keys are stored transposed within a block, feature-major:
+// (b*kv_dim + f)*block_size + s, so one query's scores against a block are block_size-wide
+// vector operations. Only kv_store and attention touch the layout.
 struct KvLayerView {
   float* k = nullptr;
   float* v = nullptr;

@@ -9,42 +9,68 @@ namespace sluice::kernels {
 
 void kv_store_rows(const KvLayerView& kv, const int32_t* block_table, int64_t pos0, int64_t n,
                    const float* k, const float* v) {
+  const int64_t bs = kv.block_size, dim = kv.kv_dim;
   for (int64_t t = 0; t < n; ++t) {
-    const int64_t off = kv_row_offset(kv, block_table, pos0 + t);
-    std::memcpy(kv.k + off, k + t * kv.kv_dim, size_t(kv.kv_dim) * 4);
-    std::memcpy(kv.v + off, v + t * kv.kv_dim, size_t(kv.kv_dim) * 4);
+    const int64_t pos = pos0 + t, block = block_table[pos / bs], slot = pos % bs;
+    std::memcpy(kv.v + (block * bs + slot) * dim, v + t * dim, size_t(dim) * 4);
+    float* kb = kv.k + block * dim * bs + slot;  // transposed: feature-major within the block
+    for (int64_t f = 0; f < dim; ++f) kb[f * bs] = k[t * dim + f];
   }
 }
 
-// Cloned per ISA (the loader picks the widest the CPU runs); `omp simd` lets the compiler
-// vectorise the dot-product reductions without -ffast-math for the whole file.
+namespace {
+
+// 16 floats as one vector value: GCC lowers it to one zmm on AVX-512, two ymm on AVX2, scalars
+// otherwise; being a value (not memory) it stays in registers across the feature loop.
+typedef float F16x __attribute__((vector_size(64), aligned(4)));
+__attribute__((always_inline)) inline F16x load16(const float* p) {
+  F16x v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+// Cloned per ISA (the loader picks the widest the CPU runs).
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 void attention_head(const float* q, const KvLayerView& kv, const int32_t* block_table, int64_t pos,
                     int kv_head, int head_dim, float* scores, float* out) {
   const float scale = 1.0f / std::sqrt(float(head_dim));
-  const int64_t head_off = int64_t(kv_head) * head_dim;
-  // Walk block by block so the table is read once per block, not once per position.
-  for (int64_t p0 = 0; p0 <= pos; p0 += kv.block_size) {
-    const float* kb = kv.k + int64_t(block_table[p0 / kv.block_size]) * kv.block_size * kv.kv_dim + head_off;
-    const int64_t m = std::min<int64_t>(kv.block_size, pos + 1 - p0);
+  const int64_t bs = kv.block_size, dim = kv.kv_dim, head_off = int64_t(kv_head) * head_dim;
+  for (int64_t p0 = 0; p0 <= pos; p0 += bs) {
+    const float* kb = kv.k + (int64_t(block_table[p0 / bs]) * dim + head_off) * bs;
+    const int64_t m = std::min<int64_t>(bs, pos + 1 - p0);
+    if (bs == 16) {
+      // Whole block in one vector; slots past m hold stale values and are never stored.
+      F16x acc = {};
+      for (int d = 0; d < head_dim; ++d) acc += q[d] * load16(kb + d * 16);
+      acc *= scale;
+      for (int64_t s = 0; s < m; ++s) scores[p0 + s] = acc[s];
+      continue;
+    }
     for (int64_t s = 0; s < m; ++s) {
-      const float* kr = kb + s * kv.kv_dim;
       float dot = 0;
-#pragma omp simd reduction(+ : dot)
-      for (int d = 0; d < head_dim; ++d) dot += q[d] * kr[d];
+      for (int d = 0; d < head_dim; ++d) dot += q[d] * kb[d * bs + s];
       scores[p0 + s] = dot * scale;
     }
   }
   softmax_row(scores, pos + 1);
-  for (int d = 0; d < head_dim; ++d) out[d] = 0;
-  for (int64_t p0 = 0; p0 <= pos; p0 += kv.block_size) {
-    const float* vb = kv.v + int64_t(block_table[p0 / kv.block_size]) * kv.block_size * kv.kv_dim + head_off;
-    const int64_t m = std::min<int64_t>(kv.block_size, pos + 1 - p0);
-    for (int64_t s = 0; s < m; ++s) {
-      const float a = scores[p0 + s];
-      const float* vr = vb + s * kv.kv_dim;
-#pragma omp simd
-      for (int d = 0; d < head_dim; ++d) out[d] += a * vr[d];
+  for (int d0 = 0; d0 < head_dim; d0 += 16) {
+    if (d0 + 16 <= head_dim) {
+      F16x acc = {};
+      for (int64_t p0 = 0; p0 <= pos; p0 += bs) {
+        const float* vb = kv.v + (int64_t(block_table[p0 / bs]) * bs) * dim + head_off + d0;
+        const int64_t m = std::min<int64_t>(bs, pos + 1 - p0);
+        for (int64_t s = 0; s < m; ++s) acc += scores[p0 + s] * load16(vb + s * dim);
+      }
+      std::memcpy(out + d0, &acc, sizeof acc);
+      continue;
+    }
+    for (int d = d0; d < head_dim; ++d) {  // head sizes that are not a multiple of 16
+      float acc = 0;
+      for (int64_t p = 0; p <= pos; ++p)
+        acc += scores[p] * kv.v[(int64_t(block_table[p / bs]) * bs + p % bs) * dim + head_off + d];
+      out[d] = acc;
     }
   }
 }

@@ -8,11 +8,6 @@
 
 namespace sluice::kernels {
 
-// Address of position `pos`'s key (or value) row in a layer's pool.
-inline int64_t kv_row_offset(const KvLayerView& kv, const int32_t* block_table, int64_t pos) {
-  return (int64_t(block_table[pos / kv.block_size]) * kv.block_size + pos % kv.block_size) * kv.kv_dim;
-}
-
 // Writes n key/value rows for positions pos0.. into the pool.
 void kv_store_rows(const KvLayerView& kv, const int32_t* block_table, int64_t pos0, int64_t n,
                    const float* k, const float* v);

@@ -1,5 +1,5 @@
 // Row-wise transformer operations on float rows: RMSNorm, rotary embedding, SwiGLU, softmax.
-// Plain loops (they are a small share of a forward pass); pure functions, thread-safe.
+// Vectorised loops (omp simd, per-ISA clones); pure functions, thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +19,8 @@ void swiglu_row(float* gate, const float* up, int64_t count);
 
 // In-place softmax of n values (max-subtracted).
 void softmax_row(float* x, int64_t n);
+
+// The vectorisable e^x behind softmax and SwiGLU (within 2 ulp of std::exp), for tests.
+float exp_for_tests(float x);
 
 }  // namespace sluice::kernels

@@ -109,3 +109,18 @@ TEST(Attention, PagedMatchesDenseCausalAttention) {
 
 }  // namespace
 }  // namespace sluice::kernels
+
+namespace sluice::kernels {
+namespace {
+
+TEST(Elementwise, ExpApproximationIsWithinAFewUlp) {
+  for (float x = -87.0f; x < 88.0f; x += 0.0137f) {
+    const double ref = std::exp(double(x));
+    ASSERT_NEAR(exp_for_tests(x) / ref, 1.0, 4e-7) << x;
+  }
+  EXPECT_GE(exp_for_tests(-1000.0f), 0.0f);  // clamped, no NaN or negative
+  EXPECT_TRUE(std::isfinite(exp_for_tests(1000.0f)));
+}
+
+}  // namespace
+}  // namespace sluice::kernels
