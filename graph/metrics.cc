@@ -7,24 +7,51 @@
 
 namespace sluice {
 
+std::size_t metric_shard() {
+  static std::atomic<std::size_t> next{0};
+  thread_local std::size_t shard = next.fetch_add(1, std::memory_order_relaxed) % kMetricShards;
+  return shard;
+}
+
 Histogram::Histogram(std::vector<double> bounds)
-    : bounds_(std::move(bounds)), buckets_(new std::atomic<std::uint64_t>[bounds_.size() + 1]) {
+    : bounds_(std::move(bounds)),
+      stride_((bounds_.size() + 1 + 7) / 8 * 8),
+      buckets_(new std::atomic<std::uint64_t>[stride_ * kMetricShards]) {
   for (std::size_t i = 0; i + 1 < bounds_.size(); ++i) {
     if (!(bounds_[i] < bounds_[i + 1])) throw std::logic_error("histogram bounds must increase");
   }
-  for (std::size_t i = 0; i <= bounds_.size(); ++i) buckets_[i].store(0, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < stride_ * kMetricShards; ++i) buckets_[i].store(0, std::memory_order_relaxed);
 }
 
 void Histogram::observe(double v) {
   std::size_t i = std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin();
-  buckets_[i].fetch_add(1, std::memory_order_relaxed);
-  count_.fetch_add(1, std::memory_order_relaxed);
-  sum_.fetch_add(v, std::memory_order_relaxed);
+  buckets_[metric_shard() * stride_ + i].fetch_add(1, std::memory_order_relaxed);
+  sum_.add(v);
+}
+
+namespace {
+std::uint64_t bucket_total(const std::atomic<std::uint64_t>* buckets, std::size_t stride, std::size_t i) {
+  std::uint64_t total = 0;
+  for (std::size_t s = 0; s < kMetricShards; ++s) total += buckets[s * stride + i].load(std::memory_order_relaxed);
+  return total;
+}
+}  // namespace
+
+std::uint64_t Histogram::count() const {
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i <= bounds_.size(); ++i) total += bucket_total(buckets_.get(), stride_, i);
+  return total;
+}
+
+std::vector<std::uint64_t> Histogram::bucket_counts() const {
+  std::vector<std::uint64_t> out(bounds_.size() + 1);
+  for (std::size_t i = 0; i <= bounds_.size(); ++i) out[i] = bucket_total(buckets_.get(), stride_, i);
+  return out;
 }
 
 std::uint64_t Histogram::cumulative(std::size_t i) const {
   std::uint64_t total = 0;
-  for (std::size_t j = 0; j <= i && j <= bounds_.size(); ++j) total += buckets_[j].load(std::memory_order_relaxed);
+  for (std::size_t j = 0; j <= i && j <= bounds_.size(); ++j) total += bucket_total(buckets_.get(), stride_, j);
   return total;
 }
 
@@ -32,7 +59,7 @@ double Histogram::quantile(double q) const {
   std::vector<std::uint64_t> counts(bounds_.size() + 1);
   std::uint64_t total = 0;
   for (std::size_t i = 0; i <= bounds_.size(); ++i) {
-    counts[i] = buckets_[i].load(std::memory_order_relaxed);
+    counts[i] = bucket_total(buckets_.get(), stride_, i);
     total += counts[i];
   }
   if (total == 0) return 0.0;
@@ -180,15 +207,17 @@ std::string MetricsRegistry::exposition() const {
         }
         case Type::kHistogram: {
           const Histogram& h = *s->histogram;
+          std::vector<std::uint64_t> counts = h.bucket_counts();
           std::uint64_t running = 0;
           for (std::size_t i = 0; i < h.bounds().size(); ++i) {
-            running = h.cumulative(i);
+            running += counts[i];
             out += name + "_bucket" + format_labels(s->labels, "le", format_value(h.bounds()[i])) + " " +
                    std::to_string(running) + "\n";
           }
-          out += name + "_bucket" + format_labels(s->labels, "le", "+Inf") + " " + std::to_string(h.count()) + "\n";
+          running += counts.back();
+          out += name + "_bucket" + format_labels(s->labels, "le", "+Inf") + " " + std::to_string(running) + "\n";
           out += name + "_sum" + format_labels(s->labels) + " " + format_value(h.sum()) + "\n";
-          out += name + "_count" + format_labels(s->labels) + " " + std::to_string(h.count()) + "\n";
+          out += name + "_count" + format_labels(s->labels) + " " + std::to_string(running) + "\n";
           break;
         }
       }

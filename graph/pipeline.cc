@@ -3,6 +3,7 @@
 #include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/global_control.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -40,8 +41,8 @@ class Pipeline::Lifecycle final : public RequestLifecycle {
     Histogram* itl;
     Histogram* tokens_per_second;
     Counter* tokens;
-    std::atomic<std::int64_t> in_flight{0};
-    std::atomic<std::int64_t> in_service{0};
+    ShardedCount in_flight;
+    ShardedCount in_service;
     std::map<StatusCode, Counter*> outcomes;
   };
 
@@ -63,11 +64,10 @@ class Pipeline::Lifecycle final : public RequestLifecycle {
       }
       ClassMetrics* raw = cm.get();
       m.gauge_fn("sluice_requests_in_flight", "Requests admitted and not yet completed", l,
-                 [raw] { return static_cast<double>(raw->in_flight.load(std::memory_order_relaxed)); });
+                 [raw] { return static_cast<double>(raw->in_flight.value()); });
       m.gauge_fn("sluice_queue_depth", "Admitted requests of the class waiting between stages (in flight, not in service)", l,
                  [raw] {
-                   return static_cast<double>(std::max<std::int64_t>(0, raw->in_flight.load(std::memory_order_relaxed) -
-                                                                            raw->in_service.load(std::memory_order_relaxed)));
+                   return static_cast<double>(std::max<std::int64_t>(0, raw->in_flight.value() - raw->in_service.value()));
                  });
       classes_.push_back(std::move(cm));
     }
@@ -97,7 +97,7 @@ class Pipeline::Lifecycle final : public RequestLifecycle {
     if (r.tokens_emitted > 1 && r.last_token_at > r.first_token_at) {
       cm.tokens_per_second->observe((r.tokens_emitted - 1) / nanos_to_seconds(r.last_token_at - r.first_token_at));
     }
-    cm.in_flight.fetch_sub(1, std::memory_order_relaxed);
+    cm.in_flight.add(-1);
     p_.on_request_complete(r);
   }
 
@@ -159,6 +159,29 @@ void fail_active(Batch& b, Nanos now, const std::string& stage, const std::strin
     r->complete(Status::Error(StatusCode::kInternal, "node '" + stage + "' failed: " + what, AbortCause::kFailure), now);
   }
 }
+
+// The requests a stage works on with their trace slots; inline for small batches so a hop
+// does not allocate.
+class Serviced {
+ public:
+  using Entry = std::pair<Request*, std::uint32_t>;
+  void emplace_back(Request* r, std::uint32_t slot) {
+    if (size_ < kInline) inline_[size_] = {r, slot};
+    else overflow_.emplace_back(r, slot);
+    ++size_;
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t i = 0; i < size_ && i < kInline; ++i) f(inline_[i].first, inline_[i].second);
+    for (const auto& e : overflow_) f(e.first, e.second);
+  }
+
+ private:
+  static constexpr std::size_t kInline = 4;
+  std::array<Entry, kInline> inline_;
+  std::vector<Entry> overflow_;
+  std::size_t size_ = 0;
+};
 
 bool any_active(const Batch& b) {
   for (const auto& r : b.requests) {
@@ -306,23 +329,22 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
     // follows in `end`), count them as in service. Returns the serviced requests and slots.
     auto begin = [st, lc](Batch& b, Nanos ready_at, Nanos start) {
       retire_inactive(b, start, st->name);
-      std::vector<std::pair<Request*, std::uint32_t>> serviced;
-      serviced.reserve(b.requests.size());
+      Serviced serviced;
       for (auto& r : b.requests) {
         if (r->done()) continue;
         st->queue_time->observe(nanos_to_seconds(start - ready_at));
-        lc->of(*r).in_service.fetch_add(1, std::memory_order_relaxed);
+        lc->of(*r).in_service.add(1);
         serviced.emplace_back(r.get(), r->trace().record(StageStamp{st->index, ready_at, start, 0}));
       }
       return serviced;
     };
-    auto end = [st, lc](const std::vector<std::pair<Request*, std::uint32_t>>& serviced, Nanos start, Nanos finish) {
+    auto end = [st, lc](const Serviced& serviced, Nanos start, Nanos finish) {
       double service = nanos_to_seconds(finish - start);
-      for (auto [r, slot] : serviced) {
+      serviced.for_each([&](Request* r, std::uint32_t slot) {
         r->trace().finish(slot, finish);
-        lc->of(*r).in_service.fetch_sub(1, std::memory_order_relaxed);
+        lc->of(*r).in_service.add(-1);
         st->service_time->observe(service);
-      }
+      });
     };
 
     flow::receiver<Hop>* input = nullptr;
@@ -354,7 +376,7 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
           impl.graph, concurrency, [clock, st, async, begin, end](Hop h, AsyncFlowNode::gateway_type& gw) {
             Batch& b = *h.batch;
             Nanos start = clock->now();
-            auto serviced = std::make_shared<std::vector<std::pair<Request*, std::uint32_t>>>(begin(b, h.ready_at, start));
+            auto serviced = std::make_shared<Serviced>(begin(b, h.ready_at, start));
             gw.reserve_wait();
             auto done = [clock, end, serviced, start, gw = &gw](BatchPtr out) {
               Nanos finish = clock->now();
@@ -474,11 +496,14 @@ Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
     return status;
   }
   request->set_lifecycle(lifecycle_.get());
-  lifecycle_->of(*request).in_flight.fetch_add(1, std::memory_order_relaxed);
+  lifecycle_->of(*request).in_flight.add(1);
   {
     Shard& shard = shards_[request->id() % kShards];
     std::lock_guard lock(shard.mu);
-    shard.live.emplace(request->id(), request);
+    request->live_prev = nullptr;
+    request->live_next = shard.head;
+    if (shard.head) shard.head->live_prev = request.get();
+    shard.head = request.get();
   }
   auto batch = std::make_shared<Batch>();
   batch->id = next_batch_id_.fetch_add(1, std::memory_order_relaxed);
@@ -492,7 +517,10 @@ void Pipeline::on_request_complete(Request& request) {
   {
     Shard& shard = shards_[request.id() % kShards];
     std::lock_guard lock(shard.mu);
-    shard.live.erase(request.id());
+    if (request.live_prev) request.live_prev->live_next = request.live_next;
+    else shard.head = request.live_next;
+    if (request.live_next) request.live_next->live_prev = request.live_prev;
+    request.live_prev = request.live_next = nullptr;
   }
   if (in_flight_.fetch_sub(1, std::memory_order_acq_rel) == 1 && draining()) {
     std::lock_guard lock(drain_mu_);
@@ -514,8 +542,9 @@ DrainReport Pipeline::drain(Nanos timeout) {
   std::vector<RequestPtr> remaining;
   for (Shard& shard : shards_) {
     std::lock_guard lock(shard.mu);
-    for (auto& [id, weak] : shard.live) {
-      if (auto r = weak.lock()) remaining.push_back(std::move(r));
+    for (Request* r = shard.head; r; r = r->live_next) {
+      // Listed means not yet completed, and a request is kept alive by its batch until then.
+      if (auto strong = r->weak_from_this().lock()) remaining.push_back(std::move(strong));
     }
   }
   Nanos now = clock_->now();

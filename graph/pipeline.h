@@ -101,7 +101,7 @@ class Pipeline {
   static constexpr std::size_t kShards = 16;
   struct Shard {
     std::mutex mu;
-    std::unordered_map<std::uint64_t, std::weak_ptr<Request>> live;
+    Request* head = nullptr;  // intrusive list through Request::live_prev/live_next
   };
   Shard shards_[kShards];
   std::mutex drain_mu_;

@@ -16,15 +16,15 @@
 namespace sluice {
 
 struct StageStamp {
-  std::uint16_t stage = 0;   // index into the pipeline's stage names
-  Nanos queued = 0;          // when the batch became ready for this stage
-  Nanos started = 0;         // when the stage began on it
-  Nanos finished = 0;        // when the stage handed it on
+  std::uint16_t stage;   // index into the pipeline's stage names
+  Nanos queued;          // when the batch became ready for this stage
+  Nanos started;         // when the stage began on it
+  Nanos finished;        // when the stage handed it on (0 while running)
 };
 
 class Trace {
  public:
-  static constexpr std::uint32_t kCapacity = 32;
+  static constexpr std::uint32_t kCapacity = 16;
 
   // Appends a stamp; returns its slot for finish(), or kCapacity when it was dropped.
   std::uint32_t record(const StageStamp& stamp) {
@@ -52,7 +52,8 @@ class Trace {
 
  private:
   std::atomic<std::uint32_t> count_{0};
-  std::array<StageStamp, kCapacity> stamps_{};
+  // Not zeroed: only the first size() stamps are ever read.
+  std::array<StageStamp, kCapacity> stamps_;
 };
 
 }  // namespace sluice
