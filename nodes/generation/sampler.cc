@@ -17,16 +17,23 @@ int32_t Sampler::argmax(std::span<const float> logits) {
 }
 
 int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent) {
-  if (p_.repetition_penalty != 1.0f && p_.repeat_last_n > 0) {
-    // Penalise each distinct recent token once: divide positive logits, multiply negative.
+  const bool penalise = p_.repetition_penalty != 1.0f || p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f;
+  if (penalise && p_.repeat_last_n > 0) {
+    // Each distinct recent token once: repetition divides a positive logit (multiplies a
+    // negative one), presence subtracts a constant, frequency subtracts per occurrence.
     const size_t from = recent.size() > size_t(p_.repeat_last_n) ? recent.size() - size_t(p_.repeat_last_n) : 0;
     std::vector<int32_t> seen(recent.begin() + long(from), recent.end());
     std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-    for (int32_t t : seen) {
+    for (size_t i = 0; i < seen.size();) {
+      size_t j = i;
+      while (j < seen.size() && seen[j] == seen[i]) ++j;
+      const int32_t t = seen[i];
+      const float count = float(j - i);
+      i = j;
       if (t < 0 || size_t(t) >= logits.size()) continue;
       float& l = logits[size_t(t)];
       l = l > 0 ? l / p_.repetition_penalty : l * p_.repetition_penalty;
+      l -= p_.presence_penalty + p_.frequency_penalty * count;
     }
   }
   if (p_.temperature <= 0) return argmax(logits);

@@ -1,5 +1,6 @@
 // Sampler: picks the next token from logits. Steps, in llama.cpp's default order:
-//   repetition penalty (over the last `repeat_last_n` tokens) -> greedy when temperature <= 0
+//   repetition, presence and frequency penalties (over the last `repeat_last_n` tokens)
+//   -> greedy when temperature <= 0
 //   -> top-k -> top-p -> min-p (both on the softmax at temperature 1) -> temperature -> draw.
 // Draws come from a seeded 64-bit Mersenne Twister converted to [0,1) by our own arithmetic, so a
 // seed reproduces the same tokens on every platform and library version.
@@ -20,7 +21,9 @@ struct SamplingParams {
   float top_p = 0.95f;             // >= 1: off
   float min_p = 0.05f;             // <= 0: off
   float repetition_penalty = 1.0f; // 1: off; > 1 discourages recent tokens (llama.cpp's rule)
-  int repeat_last_n = 64;          // how many recent tokens the penalty looks at
+  float presence_penalty = 0.0f;   // OpenAI: subtracted once from each recent token's logit
+  float frequency_penalty = 0.0f;  // OpenAI: subtracted per occurrence of a recent token
+  int repeat_last_n = 64;          // how many recent tokens the penalties look at
   uint64_t seed = 0;
 };
 

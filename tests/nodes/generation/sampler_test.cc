@@ -86,3 +86,23 @@ TEST(Sampler, RepetitionPenaltyDiscouragesRecentTokens) {
 
 }  // namespace
 }  // namespace sluice::generation
+
+namespace sluice::generation {
+namespace {
+
+TEST(Sampler, PresenceAndFrequencyPenaltiesFollowOpenAi) {
+  SamplingParams p;
+  p.temperature = 0;
+  p.presence_penalty = 0.5f;
+  p.frequency_penalty = 0.25f;
+  Sampler s(p);
+  auto l = logits();
+  const std::vector<int32_t> recent = {4, 4, 2};
+  s.sample(l, recent);
+  EXPECT_FLOAT_EQ(l[4], 2.9f - 0.5f - 0.5f);
+  EXPECT_FLOAT_EQ(l[2], 2.0f - 0.5f - 0.25f);
+  EXPECT_FLOAT_EQ(l[1], 3.0f);
+}
+
+}  // namespace
+}  // namespace sluice::generation
