@@ -292,6 +292,12 @@ void chunk_python(std::string_view text, Span within, Packer& packer) {
 
 }  // namespace
 
+std::vector<std::pair<std::size_t, std::size_t>> split_sentences(std::string_view text) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (const Span& s : sentences(text, {0, text.size()})) out.emplace_back(s.begin, s.end);
+  return out;
+}
+
 std::size_t count_words(std::string_view text) {
   std::size_t n = 0;
   bool in_word = false;

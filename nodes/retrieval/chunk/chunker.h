@@ -46,6 +46,10 @@ struct SourceDocument {
 using TokenCounter = std::function<std::size_t(std::string_view)>;
 std::size_t count_words(std::string_view text);
 
+// Sentences of `text` as byte ranges, trimmed: a sentence ends at . ? ! before whitespace or at
+// a newline. Shared by the chunker and the extractive answer.
+std::vector<std::pair<std::size_t, std::size_t>> split_sentences(std::string_view text);
+
 // Throws std::invalid_argument when max_tokens == 0 or overlap is outside [0, 0.5].
 std::vector<Chunk> chunk_document(const SourceDocument& doc, const ChunkingOptions& options,
                                   const TokenCounter& count_tokens = count_words);

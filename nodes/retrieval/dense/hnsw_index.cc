@@ -32,6 +32,12 @@ HnswIndex::HnswIndex(std::size_t dimension, HnswOptions options)
 
 HnswIndex::~HnswIndex() = default;
 
+void HnswIndex::set_ef_search(std::size_t ef) {
+  if (ef == 0) throw std::invalid_argument("hnsw: ef_search must be > 0");
+  options_.ef_search = ef;
+  impl_->graph->setEf(ef);
+}
+
 std::size_t HnswIndex::size() const { return impl_->graph->cur_element_count; }
 
 void HnswIndex::add(const float* vectors, std::size_t n) {

@@ -37,6 +37,8 @@ class HnswIndex final : public VectorIndex {
   void save(std::ostream& out) const override;
   static std::unique_ptr<HnswIndex> load(std::istream& in);
   const HnswOptions& options() const { return options_; }
+  // Changes the query-time beam. Not safe while searches run (hnswlib keeps ef in the graph).
+  void set_ef_search(std::size_t ef);
   void vector(std::size_t i, float* out) const override;
 
  private:

@@ -189,3 +189,34 @@ TEST(KnowledgeBase, SurvivesRestartAndATornWrite) {
 
 }  // namespace
 }  // namespace sluice::retrieval
+
+#include "nodes/retrieval/kb/extractive_answer.h"
+
+namespace sluice::retrieval {
+namespace {
+
+TEST(ExtractiveAnswer, QuotesMatchingSentencesWithCitationsThenSources) {
+  KnowledgeBase kb(small_options());
+  kb.upsert({{"cache.md", "Caching", "The cache stores answers. It is invalidated when the index version changes. Colours are nice.",
+              DocumentKind::kNarrative, CodeLanguage::kNone},
+             {"ingest.md", "Ingest", "Ingest re-embeds changed documents only. Bananas are yellow.",
+              DocumentKind::kNarrative, CodeLanguage::kNone},
+             {"other.md", "Other", "Nothing related here at all.", DocumentKind::kNarrative, CodeLanguage::kNone}});
+  const auto gen = kb.current();
+  RetrieveOptions o;
+  o.mode = RetrieveMode::kBm25;
+  const auto r = retrieve(*gen, "when is the cache invalidated", o);
+  const auto a = extractive_answer("when is the cache invalidated", r.hits, *gen);
+  ASSERT_FALSE(a.sources.empty());
+  EXPECT_EQ(a.sources[0].doc_id, "cache.md");
+  const std::string text = a.text();
+  EXPECT_NE(text.find("It is invalidated when the index version changes. [1]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Colours"), std::string::npos) << text;
+  EXPECT_NE(text.find("Sources:\n[1] Caching (cache.md)"), std::string::npos) << text;
+  const auto none = extractive_answer("zebra", {}, *gen);
+  EXPECT_TRUE(none.sources.empty());
+  EXPECT_EQ(none.text(), "No passage in the knowledge base matches the question.");
+}
+
+}  // namespace
+}  // namespace sluice::retrieval

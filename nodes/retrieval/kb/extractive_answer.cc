@@ -1,0 +1,78 @@
+#include "nodes/retrieval/kb/extractive_answer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "nodes/retrieval/chunk/chunker.h"
+
+namespace sluice::retrieval {
+
+std::string ExtractiveAnswer::sources_text() const {
+  if (sources.empty()) return "";
+  std::string s = "\n\nSources:\n";
+  for (const auto& c : sources) {
+    s += "[" + std::to_string(c.number) + "] " + (c.title.empty() ? c.doc_id : c.title + " (" + c.doc_id + ")") + "\n";
+  }
+  return s;
+}
+
+std::string ExtractiveAnswer::text() const {
+  std::string s;
+  for (const auto& p : pieces) s += p;
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s + sources_text();
+}
+
+ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<RetrievedChunk>& hits,
+                                   const IndexGeneration& gen, const AnswerOptions& options) {
+  ExtractiveAnswer answer;
+  const Analyzer& analyzer = gen.analyzer();
+  std::map<std::string, double> weight;  // query term -> idf
+  const double n = static_cast<double>(std::max<std::size_t>(1, gen.bm25().num_docs()));
+  for (const auto& t : analyzer.terms(query)) {
+    const double df = gen.bm25().doc_freq(t);
+    weight[t] = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+  }
+  struct Candidate {
+    std::size_t passage, begin, end;
+    double score;
+  };
+  std::vector<Candidate> cands;
+  const std::size_t passages = std::min(options.passages, hits.size());
+  for (std::size_t p = 0; p < passages; ++p) {
+    const Chunk& c = gen.chunks()[hits[p].chunk];
+    for (const auto& [b, e] : split_sentences(c.text)) {
+      std::set<std::string> seen;
+      double score = 0;
+      for (const auto& t : analyzer.terms(std::string_view(c.text).substr(b, e - b))) {
+        auto it = weight.find(t);
+        if (it != weight.end() && seen.insert(t).second) score += it->second;
+      }
+      if (score > 0) cands.push_back({p, b, e, score});
+    }
+  }
+  std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    return a.score > b.score || (a.score == b.score && a.passage < b.passage);
+  });
+  if (cands.size() > options.max_sentences) cands.resize(options.max_sentences);
+  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    return a.passage != b.passage ? a.passage < b.passage : a.begin < b.begin;
+  });
+  std::map<std::size_t, int> number_of;  // passage -> citation number
+  for (const auto& s : cands) {
+    auto [it, fresh] = number_of.try_emplace(s.passage, static_cast<int>(number_of.size()) + 1);
+    const Chunk& c = gen.chunks()[hits[s.passage].chunk];
+    if (fresh) answer.sources.push_back({it->second, c.doc_id, c.title, c.begin, c.end});
+    std::string sentence = c.text.substr(s.begin, std::min(s.end - s.begin, options.max_sentence_bytes));
+    for (auto& ch : sentence) {
+      if (ch == '\n') ch = ' ';
+    }
+    answer.pieces.push_back(sentence + " [" + std::to_string(it->second) + "] ");
+  }
+  if (answer.pieces.empty()) answer.pieces.push_back("No passage in the knowledge base matches the question.");
+  return answer;
+}
+
+}  // namespace sluice::retrieval

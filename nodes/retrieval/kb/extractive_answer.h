@@ -1,0 +1,43 @@
+// Extractive answer: what the `answer` node streams when no language model is configured.
+// From the first `passages` retrieved chunks, the `max_sentences` sentences that best match the
+// query (idf-weighted share of the query's analysed terms they contain; ties go to the
+// better-ranked passage), in passage order, each followed by its citation "[n]"; then the
+// sources, numbered in first-cited order. Sentences matching no query term are never used;
+// with none left the answer says so rather than quoting noise.
+// Pure function of its inputs; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nodes/retrieval/kb/index_generation.h"
+#include "nodes/retrieval/kb/retriever.h"
+
+namespace sluice::retrieval {
+
+struct AnswerOptions {
+  std::size_t passages = 4;       // the "pass on 3-5"
+  std::size_t max_sentences = 3;
+  std::size_t max_sentence_bytes = 600;  // very long "sentences" (tables, code) are cut
+};
+
+struct Citation {
+  int number = 0;
+  std::string doc_id;
+  std::string title;
+  std::uint32_t begin = 0, end = 0;  // the chunk's offsets in the document
+};
+
+struct ExtractiveAnswer {
+  std::vector<std::string> pieces;   // stream these in order: "sentence [n] " ...
+  std::vector<Citation> sources;
+  std::string sources_text() const;  // "\n\nSources:\n[1] title (doc id)\n..."
+  std::string text() const;          // all pieces, then sources_text()
+};
+
+ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<RetrievedChunk>& hits,
+                                   const IndexGeneration& gen, const AnswerOptions& options = {});
+
+}  // namespace sluice::retrieval
