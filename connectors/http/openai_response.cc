@@ -94,7 +94,7 @@ std::string timings_json(const Request& request, const std::vector<std::string>&
     out += ",\"queue_us\":";
     append_micros(out, s.started - s.queued);
     out += ",\"service_us\":";
-    append_micros(out, s.finished - s.started);
+    append_micros(out, s.finished > s.started ? s.finished - s.started : 0);  // 0 while still running
     out += '}';
   }
   out += "],\"total_us\":";
