@@ -5,7 +5,10 @@
 //
 //   gen_bench [-p 512] [-n 128] [-r 5] [-t 1,2] MODEL.gguf...
 //   gen_bench --synth 110m:q8_0 --dir /tmp/sluice-synth ...   (writes the synth file if absent)
+//   --cpu-time: rates from process CPU time instead of wall time (kernel tuning on a busy box)
 #include <sys/resource.h>
+
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,7 +28,17 @@ using namespace sluice::generation;
 
 namespace {
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+// Wall-clock seconds; with --cpu-time, this process's CPU seconds instead (for comparing kernel
+// variants on a busy machine: time spent descheduled does not count; 1 thread only).
+bool g_cpu_time = false;
+double now() {
+  if (g_cpu_time) {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -64,6 +77,7 @@ int main(int argc, char** argv) {
     else if (a == "-r") reps = std::max(1, std::atoi(next()));
     else if (a == "-t") threads = parse_list(next());
     else if (a == "--dir") dir = next();
+    else if (a == "--cpu-time") g_cpu_time = true;
     else if (a == "--synth") {
       const std::string spec = next();
       const auto colon = spec.find(':');

@@ -120,30 +120,29 @@ inline void tile_q8_0(const MatrixView& w, const Q8Activations& xq, int64_t r, i
   for (int i = 0; i < R; ++i)
     _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
+  // vpdpbusd multiplies unsigned by signed bytes: feed x + 128 as the unsigned side and start
+  // each sum at -128 * sum(w) (per row and block pair, shared by all tokens of the tile).
+  const __m512i bias = _mm512_set1_epi8(char(0x80));
   for (int64_t j = 0; j < npairs; ++j) {
-    __m512i aw[R];
-    __mmask64 neg[R];
+    __m512i wv[R], corr[R];
     __m512 wd[R];
     _Pragma("GCC unroll 8")
     for (int i = 0; i < R; ++i) {
       const BlockQ8_0* b = wr[i] + 2 * j;
       prefetch(b);
-      const __m512i v = _mm512_inserti64x4(
+      wv[i] = _mm512_inserti64x4(
           _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[0].qs))),
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[1].qs)), 1);
-      aw[i] = _mm512_abs_epi8(v);
-      neg[i] = _mm512_movepi8_mask(v);
+      corr[i] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, bias, wv[i]));
       wd[i] = pair_scale_f16(b[0].d, b[1].d, idx);
     }
     _Pragma("GCC unroll 8")
     for (int t = 0; t < NT; ++t) {
-      const __m512i xv = _mm512_loadu_si512(xs[t] + 64 * j);
+      const __m512i xu = _mm512_xor_si512(_mm512_loadu_si512(xs[t] + 64 * j), bias);
       const __m512 xdv = pair_scale_f32(xd[t] + 2 * j, idx);
       _Pragma("GCC unroll 8")
       for (int i = 0; i < R; ++i) {
-        // vpdpbusd multiplies unsigned by signed bytes: move w's sign onto x.
-        const __m512i sx = _mm512_mask_sub_epi8(xv, neg[i], zero, xv);
-        const __m512i p = _mm512_dpbusd_epi32(zero, aw[i], sx);
+        const __m512i p = _mm512_dpbusd_epi32(corr[i], xu, wv[i]);
         acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(wd[i], xdv), acc[i][t]);
       }
     }
