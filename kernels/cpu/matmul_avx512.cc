@@ -279,6 +279,9 @@ void rows_kernel(const MatrixView& w, const float* x, const Q8Activations& xq, i
   for (int64_t tb = 0; tb < n; tb += kTokenBlock) {
     const int64_t te = std::min(n, tb + kTokenBlock);
     int64_t r = r0;
+    if (n == 1) {  // decoding: more rows in flight per step, memory-bound
+      for (; r + 8 <= r1; r += 8) run_tokens<Tiles, 8>(w, x, xq, r, tb, te, y);
+    }
     for (; r + 4 <= r1; r += 4) run_tokens<Tiles, 4>(w, x, xq, r, tb, te, y);
     for (; r < r1; ++r) run_tokens<Tiles, 1>(w, x, xq, r, tb, te, y);
   }

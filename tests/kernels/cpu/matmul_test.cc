@@ -53,7 +53,7 @@ std::vector<Isa> isas() {
 // Shapes cover: tails of 16-float vectors (172, 40 columns), odd block counts (288 = 9 blocks),
 // row counts that are not multiples of 4, token counts that are not multiples of 4, and the
 // 32-token block boundary.
-const Case kCases[] = {{7, 64, 1}, {13, 288, 3}, {32, 172, 5}, {9, 40, 2}, {64, 768, 37}, {5, 96, 4}};
+const Case kCases[] = {{7, 64, 1}, {21, 96, 1}, {13, 288, 3}, {32, 172, 5}, {9, 40, 2}, {64, 768, 37}, {5, 96, 4}};
 
 TEST(Matmul, EveryIsaMatchesScalarReferenceForEveryType) {
   for (DType t : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
