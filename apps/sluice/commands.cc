@@ -1,4 +1,5 @@
 #include "apps/sluice/commands.h"
+#include "apps/sluice/registry.h"
 
 #include <csignal>
 #include <cstdio>
@@ -6,6 +7,7 @@
 
 #include "graph/metrics.h"
 #include "graph/pipeline.h"
+#include "graph/schema_doc.h"
 #include "graph/spec_dot.h"
 #include "graph/spec_validator.h"
 #include "nodes/builtin_nodes.h"
@@ -13,7 +15,16 @@
 namespace sluice::cli {
 namespace {
 
-NodeRegistry& registry() {
+
+bool one_file(const Args& args, const char* command) {
+  if (args.size() == 1 && args[0][0] != '-') return true;
+  std::fprintf(stderr, "usage: sluice %s FILE\n", command);
+  return false;
+}
+
+}  // namespace
+
+NodeRegistry& node_registry() {
   static NodeRegistry r = [] {
     NodeRegistry reg;
     register_builtin_nodes(reg);
@@ -22,16 +33,9 @@ NodeRegistry& registry() {
   return r;
 }
 
-bool one_file(const Args& args, const char* command) {
-  if (args.size() == 1 && args[0][0] != '-') return true;
-  std::fprintf(stderr, "usage: sluice %s FILE\n", command);
-  return false;
-}
-
-// Loads and validates; prints every problem. Returns false when the file is not usable.
-bool load(const std::string& path, LoadedSpec* out) {
+bool load_pipeline(const std::string& path, LoadedSpec* out) {
   try {
-    *out = load_and_validate(path, registry());
+    *out = load_and_validate(path, node_registry());
     return true;
   } catch (const SpecErrors& e) {
     for (const auto& err : e.errors()) std::cerr << err.to_string() << "\n";
@@ -40,12 +44,10 @@ bool load(const std::string& path, LoadedSpec* out) {
   }
 }
 
-}  // namespace
-
 int validate(const Args& args) {
   if (!one_file(args, "validate")) return 2;
   LoadedSpec spec;
-  if (!load(args[0], &spec)) return 2;
+  if (!load_pipeline(args[0], &spec)) return 2;
   std::cout << args[0] << ": pipeline '" << spec.pipeline.name() << "' is valid (" << spec.pipeline.sources_size()
             << " sources, " << spec.pipeline.nodes_size() << " nodes, " << spec.pipeline.edges_size() << " edges)\n";
   return 0;
@@ -54,16 +56,21 @@ int validate(const Args& args) {
 int graph(const Args& args) {
   if (!one_file(args, "graph")) return 2;
   LoadedSpec spec;
-  if (!load(args[0], &spec)) return 2;
+  if (!load_pipeline(args[0], &spec)) return 2;
   std::cout << pipeline_to_dot(spec.pipeline);
   return 0;
 }
 
 int kinds(const Args&) {
-  for (const auto& k : registry().kinds()) {
-    const NodeKind* kind = registry().find(k);
+  for (const auto& k : node_registry().kinds()) {
+    const NodeKind* kind = node_registry().find(k);
     std::cout << k << "\t" << kind->summary << "\n";
   }
+  return 0;
+}
+
+int schema(const Args&) {
+  std::cout << schema_reference_markdown();
   return 0;
 }
 

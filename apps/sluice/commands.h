@@ -13,5 +13,6 @@ int validate(const Args& args);
 int graph(const Args& args);
 int run(const Args& args);
 int kinds(const Args& args);
+int schema(const Args& args);
 
 }  // namespace sluice::cli

@@ -16,6 +16,7 @@ commands:
   graph FILE           print the pipeline as Graphviz DOT
   run FILE             serve the pipeline until SIGTERM/SIGINT, then drain
   kinds                list the node kinds this build knows
+  schema               print the pipeline schema reference (Markdown)
 )";
 
 }  // namespace
@@ -24,7 +25,9 @@ int main(int argc, char** argv) {
   std::map<std::string, std::function<int(const sluice::cli::Args&)>> commands = {
       {"validate", sluice::cli::validate},
       {"graph", sluice::cli::graph},
+      {"run", sluice::cli::run},
       {"kinds", sluice::cli::kinds},
+      {"schema", sluice::cli::schema},
   };
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
