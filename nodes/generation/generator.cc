@@ -65,7 +65,9 @@ GenerationResult Generator::generate(const GenerationRequest& req, const TextCal
   Sampler sampler(req.sampling);
   TextStream stream(req.stop, on_text);
   const auto t0 = std::chrono::steady_clock::now();
-  auto cancelled = [&] { return req.cancel && req.cancel->load(std::memory_order_relaxed); };
+  auto cancelled = [&] {
+    return (req.cancel && req.cancel->load(std::memory_order_relaxed)) || (req.should_stop && req.should_stop());
+  };
 
   res.finish = FinishReason::kLength;
   if (cancelled()) {

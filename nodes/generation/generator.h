@@ -39,6 +39,9 @@ struct GenerationRequest {
   int max_tokens = 256;                    // completion tokens at most
   std::vector<std::string> stop;           // stop strings, excluded from the text
   const std::atomic<bool>* cancel = nullptr;  // set by another thread to stop at the next token
+  // Polled with `cancel` before every token; true stops like cancel (e.g. a graph node passes
+  // [&] { return request->cancelled() || request->expired(clock->now()); }).
+  std::function<bool()> should_stop;
 };
 
 enum class FinishReason { kStop, kLength, kCancelled };

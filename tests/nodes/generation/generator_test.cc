@@ -65,6 +65,13 @@ TEST(Generator, CancellationStopsAtTheNextToken) {
   });
   EXPECT_EQ(res.finish, FinishReason::kCancelled);
   EXPECT_EQ(res.completion_tokens, 3);
+  int polls = 0;  // the callback form stops the same way
+  GenerationRequest req2;
+  req2.max_tokens = 200;
+  req2.should_stop = [&] { return ++polls > 5; };
+  const auto res2 = gen.generate(req2);
+  EXPECT_EQ(res2.finish, FinishReason::kCancelled);
+  EXPECT_LE(res2.completion_tokens, 5);
   cancel = true;  // cancelled before start: no work at all
   const auto none = gen.generate(req);
   EXPECT_EQ(none.completion_tokens, 0);
