@@ -1,0 +1,150 @@
+#include "nodes/retrieval/node/retrieval_nodes.h"
+
+#include <nlohmann/json.hpp>
+
+#include "graph/clock.h"
+
+namespace sluice::retrieval {
+
+std::shared_ptr<const IndexGeneration> pinned_generation(Request& request, const KnowledgeBase& kb) {
+  auto gen = request.attachment<const IndexGeneration>(kGenerationKey);
+  if (!gen) {
+    gen = kb.current();
+    request.attach<const IndexGeneration>(kGenerationKey, gen);
+  }
+  return gen;
+}
+
+void EmbedNode::process(Batch& batch) {
+  // One embedder call per generation present in the batch (normally exactly one).
+  std::vector<RequestPtr> active;
+  for (auto& r : batch.requests) {
+    if (r->active()) active.push_back(r);
+  }
+  while (!active.empty()) {
+    const auto gen = pinned_generation(*active.front(), *kb_);
+    std::vector<RequestPtr> same, rest;
+    std::vector<std::string> texts;
+    for (auto& r : active) {
+      if (pinned_generation(*r, *kb_) == gen) {
+        same.push_back(r);
+        texts.push_back(r->input().query());
+      } else {
+        rest.push_back(r);
+      }
+    }
+    const std::size_t dim = gen->embedder().dimension();
+    const std::vector<float> vectors = gen->embedder().embed(texts);
+    for (std::size_t i = 0; i < same.size(); ++i) {
+      same[i]->attach(kQueryVectorKey, std::make_shared<std::vector<float>>(vectors.begin() + static_cast<long>(i * dim),
+                                                                             vectors.begin() + static_cast<long>((i + 1) * dim)));
+    }
+    active.swap(rest);
+  }
+}
+
+void DenseNode::process(Batch& batch) {
+  for (auto& r : batch.requests) {
+    if (!r->active()) continue;
+    const auto gen = pinned_generation(*r, *kb_);
+    auto qv = r->attachment<std::vector<float>>(kQueryVectorKey);
+    if (!qv || qv->size() != gen->embedder().dimension()) {
+      r->complete(Status::Error(StatusCode::kInternal, "dense: no query vector (is an embed node upstream?)"),
+                  clock_ != nullptr ? clock_->now() : 0);
+      continue;
+    }
+    r->attach(kDenseKey, std::make_shared<std::vector<ScoredDoc>>(gen->search_dense(qv->data(), 1, candidates_)[0]));
+  }
+}
+
+void Bm25Node::process(Batch& batch) {
+  for (auto& r : batch.requests) {
+    if (!r->active()) continue;
+    const auto gen = pinned_generation(*r, *kb_);
+    r->attach(kBm25Key, std::make_shared<std::vector<ScoredDoc>>(gen->search_bm25(r->input().query(), candidates_)));
+  }
+}
+
+void FuseNode::process(Batch& batch) {
+  for (auto& r : batch.requests) {
+    if (!r->active()) continue;
+    const auto gen = pinned_generation(*r, *kb_);
+    const auto bm25 = r->attachment<std::vector<ScoredDoc>>(kBm25Key);
+    const auto dense = r->attachment<std::vector<ScoredDoc>>(kDenseKey);
+    const auto qv = r->attachment<std::vector<float>>(kQueryVectorKey);
+    auto out = std::make_shared<RetrievalHits>();
+    const std::string query = r->input().query();
+    out->type = classify_query(query);
+    out->fusion = fusion_params_for(options_, out->type);
+    static const std::vector<ScoredDoc> kNone;
+    if (bm25 && dense && qv) {
+      out->hits = hybrid_rank(*gen, qv->data(), *bm25, *dense, out->fusion, options_);
+    } else {
+      // One branch only (a bm25-only or dense-only pipeline): its ranking as is.
+      out->hits = fuse_candidates(bm25 ? *bm25 : kNone, dense ? *dense : kNone, out->fusion,
+                                  bm25 ? RetrieveMode::kBm25 : RetrieveMode::kDense);
+    }
+    if (out->hits.size() > options_.top_k) out->hits.resize(options_.top_k);
+    r->attach(kHitsKey, std::shared_ptr<RetrievalHits>(out));
+  }
+}
+
+void RerankNode::process(Batch& batch) {
+  for (auto& r : batch.requests) {
+    if (!r->active()) continue;
+    const auto gen = pinned_generation(*r, *kb_);
+    auto hits = r->attachment<RetrievalHits>(kHitsKey);
+    if (!hits) continue;
+    auto next = std::make_shared<RetrievalHits>(*hits);  // attachments are shared: copy, then replace
+    ProximityScorer scorer(gen->analyzer(), gen->bm25());
+    rerank_hits(next->hits, r->input().query(), *gen, scorer, depth_, weight_);
+    r->attach(kHitsKey, std::shared_ptr<RetrievalHits>(next));
+  }
+}
+
+std::string hits_json(const RetrievalHits& hits, const IndexGeneration& gen) {
+  nlohmann::json j;
+  j["version"] = gen.version();
+  j["query_type"] = query_type_name(hits.type);
+  j["fusion"] = {{"method", fusion_method_name(hits.fusion.method)}, {"bm25_weight", hits.fusion.bm25_weight}};
+  j["chunks"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < hits.hits.size(); ++i) {
+    const auto& h = hits.hits[i];
+    const Chunk& c = gen.chunks()[h.chunk];
+    nlohmann::json e{{"rank", i + 1},       {"score", h.score},         {"doc_id", c.doc_id},
+                     {"title", c.title},    {"text", c.text},           {"begin", c.begin},
+                     {"end", c.end},        {"bm25_rank", h.bm25_rank}, {"bm25_score", h.bm25_score},
+                     {"dense_rank", h.dense_rank}, {"dense_score", h.dense_score}};
+    if (h.rerank_score >= 0) e["rerank_score"] = h.rerank_score;
+    j["chunks"].push_back(std::move(e));
+  }
+  return j.dump();
+}
+
+void AnswerNode::process(Batch& batch) {
+  for (auto& r : batch.requests) {
+    if (!r->active()) continue;
+    const auto gen = pinned_generation(*r, *kb_);
+    auto hits = r->attachment<RetrievalHits>(kHitsKey);
+    const RetrievalHits empty;
+    const RetrievalHits& h = hits ? *hits : empty;
+    const Nanos now = clock_ != nullptr ? clock_->now() : 0;
+    if (r->input().kind == RequestInput::Kind::kRetrieve) {
+      r->emit_event("retrieval", hits_json(h, *gen));
+      r->complete(Status::Ok(), clock_ != nullptr ? clock_->now() : now);
+      continue;
+    }
+    const ExtractiveAnswer a = extractive_answer(r->input().query(), h.hits, *gen, options_);
+    for (const auto& piece : a.pieces) r->emit_token(piece, clock_ != nullptr ? clock_->now() : now);
+    nlohmann::json sources = nlohmann::json::array();
+    for (const auto& c : a.sources) {
+      sources.push_back({{"n", c.number}, {"doc_id", c.doc_id}, {"title", c.title}, {"begin", c.begin}, {"end", c.end}});
+    }
+    r->emit_event("sources", sources.dump());
+    r->emit_token(a.sources_text(), clock_ != nullptr ? clock_->now() : now);
+    r->usage.completion_tokens = static_cast<int>(a.pieces.size());
+    r->complete(Status::Ok(), clock_ != nullptr ? clock_->now() : now);
+  }
+}
+
+}  // namespace sluice::retrieval

@@ -1,0 +1,113 @@
+// Graph node adapters over the retrieval engine: thin, they move data between requests'
+// attachments and the engine (kb/retriever.h). Attachments (keys in kRetrievalKeys):
+//   retrieval.generation  shared_ptr<const IndexGeneration>  pinned once per request (embed, or
+//                         bm25 when there is no embed), so every branch reads one generation
+//   retrieval.query_vector shared_ptr<std::vector<float>>    embed
+//   retrieval.bm25 / retrieval.dense  shared_ptr<std::vector<ScoredDoc>>  the two branches
+//   retrieval.hits        shared_ptr<RetrievalHits>          fuse, rerank
+// Facts (graph/node_registry.h): embed adds "query.vector"; dense needs it and adds
+// "hits.dense"; bm25 adds "hits.bm25"; fuse needs both and adds "hits"; rerank needs "hits";
+// answer needs "hits" and adds "answer".
+// Whole batches go to the engine at once where that pays: embed embeds every active query of a
+// batch in one embedder call, dense searches them as one batch.
+// Thread-safety: process() runs concurrently; nodes hold only immutable config and a shared
+// KnowledgeBase (itself thread-safe).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "graph/node.h"
+#include "nodes/retrieval/kb/extractive_answer.h"
+#include "nodes/retrieval/kb/knowledge_base.h"
+#include "nodes/retrieval/kb/retriever.h"
+
+namespace sluice::retrieval {
+
+inline constexpr const char* kGenerationKey = "retrieval.generation";
+inline constexpr const char* kQueryVectorKey = "retrieval.query_vector";
+inline constexpr const char* kBm25Key = "retrieval.bm25";
+inline constexpr const char* kDenseKey = "retrieval.dense";
+inline constexpr const char* kHitsKey = "retrieval.hits";
+
+struct RetrievalHits {
+  QueryType type = QueryType::kNaturalLanguage;
+  FusionParams fusion;
+  std::vector<RetrievedChunk> hits;
+};
+
+// The request's pinned generation, pinning the knowledge base's current one if none yet.
+std::shared_ptr<const IndexGeneration> pinned_generation(Request& request, const KnowledgeBase& kb);
+
+class EmbedNode final : public SyncNode {
+ public:
+  explicit EmbedNode(std::shared_ptr<KnowledgeBase> kb) : kb_(std::move(kb)) {}
+  void process(Batch& batch) override;
+
+ private:
+  std::shared_ptr<KnowledgeBase> kb_;
+};
+
+class DenseNode final : public SyncNode {
+ public:
+  DenseNode(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates, Clock* clock)
+      : kb_(std::move(kb)), candidates_(candidates), clock_(clock) {}
+  void process(Batch& batch) override;
+
+ private:
+  std::shared_ptr<KnowledgeBase> kb_;
+  std::size_t candidates_;
+  Clock* clock_;
+};
+
+class Bm25Node final : public SyncNode {
+ public:
+  Bm25Node(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates) : kb_(std::move(kb)), candidates_(candidates) {}
+  void process(Batch& batch) override;
+
+ private:
+  std::shared_ptr<KnowledgeBase> kb_;
+  std::size_t candidates_;
+};
+
+class FuseNode final : public SyncNode {
+ public:
+  FuseNode(std::shared_ptr<KnowledgeBase> kb, RetrieveOptions options) : kb_(std::move(kb)), options_(options) {}
+  void process(Batch& batch) override;
+
+ private:
+  std::shared_ptr<KnowledgeBase> kb_;
+  RetrieveOptions options_;
+};
+
+class RerankNode final : public SyncNode {
+ public:
+  RerankNode(std::shared_ptr<KnowledgeBase> kb, std::size_t depth, float weight)
+      : kb_(std::move(kb)), depth_(depth), weight_(weight) {}
+  void process(Batch& batch) override;
+
+ private:
+  std::shared_ptr<KnowledgeBase> kb_;
+  std::size_t depth_;
+  float weight_;
+};
+
+// Answers and completes each request: for RequestInput::Kind::kRetrieve a "retrieval" event
+// (JSON: ranked chunks with each path's score and rank); otherwise the extractive answer
+// streamed piece by piece, then a "sources" event and the sources text.
+class AnswerNode final : public SyncNode {
+ public:
+  AnswerNode(std::shared_ptr<KnowledgeBase> kb, AnswerOptions options, Clock* clock)
+      : kb_(std::move(kb)), options_(options), clock_(clock) {}
+  void process(Batch& batch) override;
+
+ private:
+  std::shared_ptr<KnowledgeBase> kb_;
+  AnswerOptions options_;
+  Clock* clock_;
+};
+
+// JSON text of ranked chunks, as /v1/retrieve returns them.
+std::string hits_json(const RetrievalHits& hits, const IndexGeneration& gen);
+
+}  // namespace sluice::retrieval

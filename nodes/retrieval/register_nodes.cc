@@ -1,0 +1,104 @@
+// Registers the retrieval node kinds: embed, dense, bm25, fuse, rerank, answer.
+#include <filesystem>
+#include <stdexcept>
+
+#include "graph/node_registry.h"
+#include "nodes/retrieval/kb/shared_knowledge_bases.h"
+#include "nodes/retrieval/node/retrieval_nodes.h"
+
+namespace sluice {
+namespace {
+
+using retrieval::shared_knowledge_base;
+
+std::shared_ptr<retrieval::KnowledgeBase> open_kb(const std::string& dir, const NodeContext& ctx) {
+  if (dir.empty()) throw std::invalid_argument("knowledge_base is required");
+  std::filesystem::path p(dir);
+  if (p.is_relative() && !ctx.base_dir.empty()) p = std::filesystem::path(ctx.base_dir) / p;
+  try {
+    return shared_knowledge_base(p.string());
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("knowledge_base '" + p.string() + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+void register_retrieval_nodes(NodeRegistry& registry) {
+  registry.add(NodeKind{
+      .kind = "embed",
+      .summary = "Pins the request to the knowledge base's current generation and embeds its query (batched).",
+      .needs = {"request"},
+      .adds = {"query.vector"},
+      .async = false,
+      .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
+        return std::make_unique<retrieval::EmbedNode>(open_kb(spec.embed().knowledge_base(), ctx));
+      },
+  });
+  registry.add(NodeKind{
+      .kind = "dense",
+      .summary = "Dense candidates: nearest chunks to the query vector (exact or HNSW).",
+      .needs = {"query.vector"},
+      .adds = {"hits.dense"},
+      .async = false,
+      .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
+        return std::make_unique<retrieval::DenseNode>(open_kb(spec.dense().knowledge_base(), ctx),
+                                                      spec.dense().candidates(), ctx.clock);
+      },
+  });
+  registry.add(NodeKind{
+      .kind = "bm25",
+      .summary = "BM25 candidates from the knowledge base's inverted index.",
+      .needs = {"request"},
+      .adds = {"hits.bm25"},
+      .async = false,
+      .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
+        return std::make_unique<retrieval::Bm25Node>(open_kb(spec.bm25().knowledge_base(), ctx), spec.bm25().candidates());
+      },
+  });
+  registry.add(NodeKind{
+      .kind = "fuse",
+      .summary = "Fuses BM25 and dense candidates by query type (weighted or RRF, with hybrid feedback).",
+      .needs = {"hits.bm25", "hits.dense"},
+      .adds = {"hits"},
+      .async = false,
+      .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
+        const auto& c = spec.fuse();
+        retrieval::RetrieveOptions o;
+        const auto method = retrieval::parse_fusion_method(c.method());
+        o.natural_language = {method, c.natural_language_bm25_weight(), c.rrf_k(), c.natural_language_final_bm25_weight()};
+        o.exact_lookup = {method, c.exact_lookup_bm25_weight(), c.rrf_k(), c.exact_lookup_bm25_weight()};
+        o.classify = c.classify();
+        o.feedback_docs = c.feedback_docs();
+        o.feedback_weight = c.feedback_weight();
+        o.top_k = c.top_k();
+        return std::make_unique<retrieval::FuseNode>(open_kb(c.knowledge_base(), ctx), o);
+      },
+  });
+  registry.add(NodeKind{
+      .kind = "rerank",
+      .summary = "Rescores the top fused chunks by query-term proximity and phrase matches.",
+      .needs = {"hits"},
+      .adds = {},
+      .async = false,
+      .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
+        return std::make_unique<retrieval::RerankNode>(open_kb(spec.rerank().knowledge_base(), ctx), spec.rerank().depth(),
+                                                       spec.rerank().weight());
+      },
+  });
+  registry.add(NodeKind{
+      .kind = "answer",
+      .summary = "Streams an extractive, cited answer (or the ranked chunks for /v1/retrieve).",
+      .needs = {"hits"},
+      .adds = {"answer"},
+      .async = false,
+      .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
+        retrieval::AnswerOptions o;
+        o.passages = spec.answer().passages();
+        o.max_sentences = spec.answer().max_sentences();
+        return std::make_unique<retrieval::AnswerNode>(open_kb(spec.answer().knowledge_base(), ctx), o, ctx.clock);
+      },
+  });
+}
+
+}  // namespace sluice

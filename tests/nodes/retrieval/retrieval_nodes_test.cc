@@ -1,0 +1,122 @@
+#include "nodes/retrieval/node/retrieval_nodes.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/clock.h"
+
+namespace sluice::retrieval {
+namespace {
+
+class RecordingSink final : public ResponseSink {
+ public:
+  void on_token(std::string_view piece) override { text += piece; }
+  void on_event(std::string_view type, std::string_view json) override { events.emplace_back(type, json); }
+  void on_complete(const Request&) override { ++completed; }
+  std::string text;
+  std::vector<std::pair<std::string, std::string>> events;
+  int completed = 0;
+};
+
+std::shared_ptr<KnowledgeBase> docs_kb() {
+  KnowledgeBaseOptions o;
+  o.lsa.dimensions = 8;
+  auto kb = std::make_shared<KnowledgeBase>(o);
+  kb->upsert({{"cache.md", "Caching", "The semantic cache is invalidated when the knowledge base version changes.",
+               DocumentKind::kNarrative, CodeLanguage::kNone},
+              {"ingest.md", "Ingest", "Ingest re-embeds only changed documents and swaps the index atomically.",
+               DocumentKind::kNarrative, CodeLanguage::kNone},
+              {"http.md", "HTTP", "The server streams answers with server-sent events.", DocumentKind::kNarrative,
+               CodeLanguage::kNone}});
+  return kb;
+}
+
+TEST(RetrievalNodes, EmbedBranchesFuseAnswerStreamsACitedAnswer) {
+  auto kb = docs_kb();
+  ManualClock clock;
+  EmbedNode embed(kb);
+  DenseNode dense(kb, 100, &clock);
+  Bm25Node bm25(kb, 100);
+  FuseNode fuse(kb, RetrieveOptions{});
+  RerankNode rerank(kb, 20, 0.3f);
+  AnswerNode answer(kb, AnswerOptions{}, &clock);
+  Batch batch;
+  std::vector<std::shared_ptr<RecordingSink>> sinks;
+  for (const char* q : {"when is the cache invalidated", "how does ingest swap the index"}) {
+    RequestInput in;
+    in.kind = RequestInput::Kind::kCompletion;
+    in.prompt = q;
+    sinks.push_back(std::make_shared<RecordingSink>());
+    batch.requests.push_back(std::make_shared<Request>(batch.requests.size() + 1, in, sinks.back()));
+  }
+  embed.process(batch);
+  bm25.process(batch);
+  dense.process(batch);
+  fuse.process(batch);
+  rerank.process(batch);
+  answer.process(batch);
+  EXPECT_EQ(sinks[0]->completed, 1);
+  EXPECT_NE(sinks[0]->text.find("invalidated when the knowledge base version changes. [1]"), std::string::npos)
+      << sinks[0]->text;
+  EXPECT_NE(sinks[0]->text.find("[1] Caching (cache.md)"), std::string::npos);
+  EXPECT_NE(sinks[1]->text.find("(ingest.md)"), std::string::npos) << sinks[1]->text;
+  ASSERT_FALSE(sinks[0]->events.empty());
+  EXPECT_EQ(sinks[0]->events[0].first, "sources");
+}
+
+TEST(RetrievalNodes, RetrieveRequestsGetRankedChunksWithPathScores) {
+  auto kb = docs_kb();
+  ManualClock clock;
+  RequestInput in;
+  in.kind = RequestInput::Kind::kRetrieve;
+  in.prompt = "server-sent events";
+  auto sink = std::make_shared<RecordingSink>();
+  Batch batch;
+  batch.requests.push_back(std::make_shared<Request>(1, in, sink));
+  EmbedNode(kb).process(batch);
+  Bm25Node(kb, 10).process(batch);
+  DenseNode(kb, 10, &clock).process(batch);
+  FuseNode(kb, RetrieveOptions{}).process(batch);
+  AnswerNode(kb, AnswerOptions{}, &clock).process(batch);
+  ASSERT_EQ(sink->events.size(), 1u);
+  EXPECT_EQ(sink->events[0].first, "retrieval");
+  const auto j = nlohmann::json::parse(sink->events[0].second);
+  EXPECT_EQ(j["chunks"][0]["doc_id"], "http.md");
+  EXPECT_EQ(j["chunks"][0]["bm25_rank"], 1);
+  EXPECT_EQ(j["version"], 1);
+}
+
+TEST(RetrievalNodes, OneRequestReadsOneGenerationAcrossASwap) {
+  auto kb = docs_kb();
+  RequestInput in;
+  in.prompt = "cache";
+  Batch batch;
+  batch.requests.push_back(std::make_shared<Request>(1, in, std::make_shared<RecordingSink>()));
+  EmbedNode(kb).process(batch);
+  kb->upsert({{"new.md", "New", "A new cache document.", DocumentKind::kNarrative, CodeLanguage::kNone}});
+  Bm25Node(kb, 10).process(batch);
+  const auto gen = batch.requests[0]->attachment<const IndexGeneration>(kGenerationKey);
+  EXPECT_EQ(gen->version(), 1u);
+  EXPECT_EQ(kb->version(), 2u);
+  for (const auto& h : *batch.requests[0]->attachment<std::vector<ScoredDoc>>(kBm25Key)) {
+    EXPECT_NE(gen->chunks()[h.doc].doc_id, "new.md");
+  }
+}
+
+TEST(RetrievalNodes, DenseWithoutEmbedFailsTheRequestClearly) {
+  auto kb = docs_kb();
+  ManualClock clock;
+  RequestInput in;
+  in.prompt = "cache";
+  Batch batch;
+  auto sink = std::make_shared<RecordingSink>();
+  batch.requests.push_back(std::make_shared<Request>(1, in, sink));
+  DenseNode(kb, 10, &clock).process(batch);
+  EXPECT_TRUE(batch.requests[0]->done());
+  EXPECT_EQ(batch.requests[0]->status().code, StatusCode::kInternal);
+  EXPECT_NE(batch.requests[0]->status().message.find("embed"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::retrieval
