@@ -42,10 +42,18 @@ void attention_head(const float* q, const KvLayerView& kv, const int32_t* block_
     const int64_t m = std::min<int64_t>(bs, pos + 1 - p0);
     if (bs == 16) {
       // Whole block in one vector; slots past m hold stale values and are never stored.
-      F16x acc = {};
-      for (int d = 0; d < head_dim; ++d) acc += q[d] * load16(kb + d * 16);
-      acc *= scale;
-      for (int64_t s = 0; s < m; ++s) scores[p0 + s] = acc[s];
+      // Four independent sums: one chain would wait on the FMA latency every step.
+      F16x a0 = {}, a1 = {}, a2 = {}, a3 = {};
+      int d = 0;
+      for (; d + 4 <= head_dim; d += 4) {
+        a0 += q[d] * load16(kb + d * 16);
+        a1 += q[d + 1] * load16(kb + (d + 1) * 16);
+        a2 += q[d + 2] * load16(kb + (d + 2) * 16);
+        a3 += q[d + 3] * load16(kb + (d + 3) * 16);
+      }
+      for (; d < head_dim; ++d) a0 += q[d] * load16(kb + d * 16);
+      const F16x acc = ((a0 + a1) + (a2 + a3)) * scale;
+      std::memcpy(scores + p0, &acc, sizeof acc);  // whole vector: `scores` has 16 spare slots
       continue;
     }
     for (int64_t s = 0; s < m; ++s) {
@@ -57,12 +65,21 @@ void attention_head(const float* q, const KvLayerView& kv, const int32_t* block_
   softmax_row(scores, pos + 1);
   for (int d0 = 0; d0 < head_dim; d0 += 16) {
     if (d0 + 16 <= head_dim) {
-      F16x acc = {};
+      F16x a0 = {}, a1 = {}, a2 = {}, a3 = {};
       for (int64_t p0 = 0; p0 <= pos; p0 += bs) {
         const float* vb = kv.v + (int64_t(block_table[p0 / bs]) * bs) * dim + head_off + d0;
+        const float* sc = scores + p0;
         const int64_t m = std::min<int64_t>(bs, pos + 1 - p0);
-        for (int64_t s = 0; s < m; ++s) acc += scores[p0 + s] * load16(vb + s * dim);
+        int64_t s = 0;
+        for (; s + 4 <= m; s += 4) {
+          a0 += sc[s] * load16(vb + s * dim);
+          a1 += sc[s + 1] * load16(vb + (s + 1) * dim);
+          a2 += sc[s + 2] * load16(vb + (s + 2) * dim);
+          a3 += sc[s + 3] * load16(vb + (s + 3) * dim);
+        }
+        for (; s < m; ++s) a0 += sc[s] * load16(vb + s * dim);
       }
+      const F16x acc = (a0 + a1) + (a2 + a3);
       std::memcpy(out + d0, &acc, sizeof acc);
       continue;
     }
@@ -72,6 +89,59 @@ void attention_head(const float* q, const KvLayerView& kv, const int32_t* block_
         acc += scores[p] * kv.v[(int64_t(block_table[p / bs]) * bs + p % bs) * dim + head_off + d];
       out[d] = acc;
     }
+  }
+}
+
+namespace {
+
+// T consecutive query tokens of one head against the same key and value blocks: each K/V
+// vector is loaded once for all T queries (prompt processing), and the T sums are independent
+// FMA chains.
+template <int T>
+__attribute__((always_inline)) inline void attention_tile_body(
+    const float* q, int64_t q_stride, const KvLayerView& kv, const int32_t* block_table, int64_t pos_first,
+    int kv_head, int head_dim, float* scores, int64_t s_stride, float* out, int64_t out_stride) {
+  const float scale = 1.0f / std::sqrt(float(head_dim));
+  const int64_t bs = 16, dim = kv.kv_dim, head_off = int64_t(kv_head) * head_dim;
+  const int64_t pos_last = pos_first + T - 1;
+  for (int64_t p0 = 0; p0 <= pos_last; p0 += bs) {
+    const float* kb = kv.k + (int64_t(block_table[p0 / bs]) * dim + head_off) * bs;
+    F16x acc[T] = {};
+    for (int d = 0; d < head_dim; ++d) {
+      const F16x kd = load16(kb + d * 16);
+      for (int t = 0; t < T; ++t) acc[t] += q[t * q_stride + d] * kd;
+    }
+    for (int t = 0; t < T; ++t) {
+      const F16x v = acc[t] * scale;
+      std::memcpy(scores + t * s_stride + p0, &v, sizeof v);
+    }
+  }
+  for (int t = 0; t < T; ++t) softmax_row(scores + t * s_stride, pos_first + t + 1);
+  for (int d0 = 0; d0 < head_dim; d0 += 16) {
+    F16x acc[T] = {};
+    for (int64_t p = 0; p <= pos_last; ++p) {
+      const F16x v = load16(kv.v + (int64_t(block_table[p / bs]) * bs + p % bs) * dim + head_off + d0);
+      // Position p is visible to tokens whose position is >= p: all of them up to pos_first.
+      for (int t = 0; t < T; ++t)
+        if (p <= pos_first + t) acc[t] += scores[t * s_stride + p] * v;
+    }
+    for (int t = 0; t < T; ++t) std::memcpy(out + t * out_stride + d0, &acc[t], sizeof acc[t]);
+  }
+}
+
+}  // namespace
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void attention_tile(const float* q, int64_t q_stride, int n_tokens, const KvLayerView& kv,
+                    const int32_t* block_table, int64_t pos_first, int kv_head, int head_dim, float* scores,
+                    int64_t s_stride, float* out, int64_t out_stride) {
+  switch (n_tokens) {
+    case 4: attention_tile_body<4>(q, q_stride, kv, block_table, pos_first, kv_head, head_dim, scores, s_stride, out, out_stride); return;
+    case 3: attention_tile_body<3>(q, q_stride, kv, block_table, pos_first, kv_head, head_dim, scores, s_stride, out, out_stride); return;
+    case 2: attention_tile_body<2>(q, q_stride, kv, block_table, pos_first, kv_head, head_dim, scores, s_stride, out, out_stride); return;
+    default:
+      for (int t = 0; t < n_tokens; ++t)
+        attention_head(q + t * q_stride, kv, block_table, pos_first + t, kv_head, head_dim, scores, out + t * out_stride);
   }
 }
 

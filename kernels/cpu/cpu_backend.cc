@@ -34,21 +34,26 @@ void CpuBackend::kv_store(const KvLayerView& kv, const int32_t* block_table, int
 
 void CpuBackend::attention(const float* q, const KvLayerView& kv, const int32_t* block_table,
                            int64_t pos0, int64_t n, const AttentionShape& shape, float* out) {
-  const int64_t tasks = n * shape.n_heads;
   const int group = shape.n_heads / shape.n_kv_heads;
   const int64_t stride = int64_t(shape.n_heads) * shape.head_dim;
-  // Scores live in a per-thread buffer: tasks on one thread run one after another.
-  const int64_t need = pos0 + n;
+  // Prompt processing takes queries in tiles of 4 tokens per head (sharing K/V loads) where
+  // the layout allows; decoding is one token.
+  const int tile = (kv.block_size == 16 && shape.head_dim % 16 == 0 && n > 1) ? 4 : 1;
+  const int64_t tiles = (n + tile - 1) / tile;
+  const int64_t tasks = tiles * shape.n_heads;
+  const int64_t s_stride = pos0 + n + 16;
   const int64_t grain = std::max<int64_t>(1, tasks / (int64_t(threads()) * 4));
   runner_.parallel(tasks, grain, [&](int64_t b, int64_t e) {
+    // Scores live in a per-thread buffer: tasks on one thread run one after another.
     thread_local std::vector<float> scores_buffer;
-    if (int64_t(scores_buffer.size()) < need) scores_buffer.resize(size_t(need));
-    float* scores = scores_buffer.data();
+    if (int64_t(scores_buffer.size()) < tile * s_stride) scores_buffer.resize(size_t(tile * s_stride));
     for (int64_t i = b; i < e; ++i) {
-      const int64_t t = i / shape.n_heads;
+      const int64_t t0 = (i / shape.n_heads) * tile;
       const int h = int(i % shape.n_heads);
-      attention_head(q + t * stride + int64_t(h) * shape.head_dim, kv, block_table, pos0 + t,
-                     h / group, shape.head_dim, scores, out + t * stride + int64_t(h) * shape.head_dim);
+      const int m = int(std::min<int64_t>(tile, n - t0));
+      attention_tile(q + t0 * stride + int64_t(h) * shape.head_dim, stride, m, kv, block_table, pos0 + t0,
+                     h / group, shape.head_dim, scores_buffer.data(), s_stride,
+                     out + t0 * stride + int64_t(h) * shape.head_dim, stride);
     }
   });
 }

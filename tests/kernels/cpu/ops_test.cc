@@ -68,22 +68,26 @@ TEST(Elementwise, SwigluAndSoftmax) {
 
 // Paged attention with a scrambled block table equals dense causal attention over the same
 // keys and values, for grouped-query heads and for several query tokens at once.
-TEST(Attention, PagedMatchesDenseCausalAttention) {
-  const int n_heads = 4, n_kv = 2, hd = 16, kv_dim = n_kv * hd, block = 4, positions = 23;
-  const std::vector<int32_t> table = {5, 0, 3, 1, 4, 2};  // 6 blocks cover 24 positions
-  std::vector<float> kpool(size_t(6 * block * kv_dim), NAN), vpool(kpool.size(), NAN);
+// Two layouts: small blocks (generic path) and 16-position blocks with head sizes that are
+// multiples of 16 (the vector path and 4-token query tiles of prompt processing).
+void check_paged_attention(int block, int hd, int positions, int first_query) {
+  const int n_heads = 4, n_kv = 2, kv_dim = n_kv * hd;
+  const int blocks = (positions + block - 1) / block;
+  std::vector<int32_t> table(static_cast<size_t>(blocks));
+  for (int b = 0; b < blocks; ++b) table[size_t(b)] = (b * 5 + 3) % blocks;  // scrambled (5 coprime)
+  std::vector<float> kpool(size_t(blocks * block * kv_dim), NAN), vpool(kpool.size(), NAN);
   const KvLayerView kv{kpool.data(), vpool.data(), block, kv_dim};
   const auto k = random_vec(size_t(positions * kv_dim), 6), v = random_vec(size_t(positions * kv_dim), 7);
   const auto q = random_vec(size_t(positions * n_heads * hd), 8);
+  const int nq = positions - first_query;
   for (int threads : {1, 2}) {
     CpuBackend be(threads);
-    be.kv_store(kv, table.data(), 0, 20, k.data(), v.data());  // prefix, then 3 more tokens
-    be.kv_store(kv, table.data(), 20, 3, k.data() + 20 * kv_dim, v.data() + 20 * kv_dim);
-    // Queries for the last 3 positions at once (prompt-processing shape).
-    std::vector<float> out(size_t(3 * n_heads * hd));
-    be.attention(q.data() + 20 * n_heads * hd, kv, table.data(), 20, 3, {n_heads, n_kv, hd}, out.data());
-    for (int t = 0; t < 3; ++t) {
-      const int pos = 20 + t;
+    be.kv_store(kv, table.data(), 0, first_query, k.data(), v.data());  // prefix, then the rest
+    be.kv_store(kv, table.data(), first_query, nq, k.data() + first_query * kv_dim, v.data() + first_query * kv_dim);
+    std::vector<float> out(size_t(nq * n_heads * hd));
+    be.attention(q.data() + first_query * n_heads * hd, kv, table.data(), first_query, nq, {n_heads, n_kv, hd}, out.data());
+    for (int t = 0; t < nq; ++t) {
+      const int pos = first_query + t;
       for (int h = 0; h < n_heads; ++h) {
         const float* qh = q.data() + size_t((pos * n_heads + h) * hd);
         const int kvh = h / (n_heads / n_kv);
@@ -100,11 +104,19 @@ TEST(Attention, PagedMatchesDenseCausalAttention) {
         for (int i = 0; i < hd; ++i) {
           double o = 0;
           for (int p = 0; p <= pos; ++p) o += sc[size_t(p)] / sum * v[size_t(p * kv_dim + kvh * hd + i)];
-          EXPECT_NEAR(out[size_t((t * n_heads + h) * hd + i)], o, 1e-5) << "t " << t << " h " << h;
+          ASSERT_NEAR(out[size_t((t * n_heads + h) * hd + i)], o, 1e-5)
+              << "block " << block << " hd " << hd << " t " << t << " h " << h;
         }
       }
     }
   }
+}
+
+TEST(Attention, PagedMatchesDenseCausalAttention) {
+  check_paged_attention(4, 16, 23, 20);   // generic path, 3 queries
+  check_paged_attention(16, 32, 45, 30);  // vector path: tiles of 4, 4, 4, 3 queries across blocks
+  check_paged_attention(16, 48, 37, 36);  // decoding: one query
+  check_paged_attention(16, 8, 20, 0);    // head size below 16: generic, whole prompt
 }
 
 }  // namespace
