@@ -298,19 +298,6 @@ std::vector<std::pair<std::size_t, std::size_t>> split_sentences(std::string_vie
   return out;
 }
 
-std::size_t count_words(std::string_view text) {
-  std::size_t n = 0;
-  bool in_word = false;
-  for (std::size_t i = 0; i < text.size();) {
-    std::size_t len = 1;
-    const bool w = is_word_char(utf8_decode(text, i, len));
-    n += w && !in_word;
-    in_word = w;
-    i += len;
-  }
-  return n;
-}
-
 std::vector<Chunk> chunk_document(const SourceDocument& doc, const ChunkingOptions& options,
                                   const TokenCounter& count_tokens) {
   if (options.max_tokens == 0) throw std::invalid_argument("chunking.max_tokens must be > 0");

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "nodes/retrieval/chunk/chunk.h"
+#include "nodes/retrieval/text/utf8.h"
 
 namespace sluice::retrieval {
 
@@ -43,8 +44,7 @@ struct SourceDocument {
   CodeLanguage language = CodeLanguage::kNone;
 };
 
-using TokenCounter = std::function<std::size_t(std::string_view)>;
-std::size_t count_words(std::string_view text);
+using TokenCounter = std::function<std::size_t(std::string_view)>;  // default: count_words (text/utf8.h)
 
 // Sentences of `text` as byte ranges, trimmed: a sentence ends at . ? ! before whitespace or at
 // a newline. Shared by the chunker and the extractive answer.

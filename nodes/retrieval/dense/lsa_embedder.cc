@@ -131,16 +131,7 @@ void LsaEmbedder::embed(const std::vector<std::string>& texts, float* out) const
 
 std::size_t LsaEmbedder::count_tokens(std::string_view text) const {
   // Every word counts (stopwords too): chunk size is about text length, not index terms.
-  std::size_t words = 0;
-  bool in_word = false;
-  for (std::size_t i = 0; i < text.size();) {
-    std::size_t len = 1;
-    const bool w = is_word_char(utf8_decode(text, i, len));
-    words += w && !in_word;
-    in_word = w;
-    i += len;
-  }
-  return words;
+  return count_words(text);
 }
 
 void LsaEmbedder::save(std::ostream& out) const {

@@ -15,10 +15,10 @@ std::ifstream open_or_throw(const std::string& path) {
   return in;
 }
 
-// Calls fn(json, line_no) for each valid object line; reports the rest.
-template <class Fn>
-void for_each_jsonl(const std::string& path, std::vector<LoadProblem>& problems, Fn&& fn) {
-  auto in = open_or_throw(path);
+}  // namespace
+
+void for_each_jsonl_record(std::istream& in, const std::string& name, std::vector<LoadProblem>& problems,
+                           const std::function<void(const nlohmann::json&, std::string, std::size_t)>& fn) {
   std::string line;
   std::size_t line_no = 0;
   while (std::getline(in, line)) {
@@ -26,24 +26,22 @@ void for_each_jsonl(const std::string& path, std::vector<LoadProblem>& problems,
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) {
-      problems.push_back({path, line_no, "not a JSON object"});
+      problems.push_back({name, line_no, "not a JSON object"});
       continue;
     }
     auto id = j.find("_id");
     if (id == j.end() || !(id->is_string() || id->is_number_integer())) {
-      problems.push_back({path, line_no, "missing or non-string \"_id\""});
+      problems.push_back({name, line_no, "missing or non-string \"_id\""});
       continue;
     }
     fn(j, id->is_string() ? id->get<std::string>() : std::to_string(id->get<long long>()), line_no);
   }
 }
 
-std::string string_field(const nlohmann::json& j, const char* name) {
+std::string json_string_field(const nlohmann::json& j, const char* name) {
   auto it = j.find(name);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
-
-}  // namespace
 
 std::string LoadProblem::to_string() const {
   return line > 0 ? file + ":" + std::to_string(line) + ": " + message : file + ": " + message;
@@ -51,16 +49,18 @@ std::string LoadProblem::to_string() const {
 
 std::vector<CorpusDoc> read_beir_corpus(const std::string& path, std::vector<LoadProblem>& problems) {
   std::vector<CorpusDoc> out;
-  for_each_jsonl(path, problems, [&](const nlohmann::json& j, std::string id, std::size_t) {
-    out.push_back({std::move(id), string_field(j, "title"), string_field(j, "text")});
+  auto in = open_or_throw(path);
+  for_each_jsonl_record(in, path, problems, [&](const nlohmann::json& j, std::string id, std::size_t) {
+    out.push_back({std::move(id), json_string_field(j, "title"), json_string_field(j, "text")});
   });
   return out;
 }
 
 std::vector<QueryText> read_beir_queries(const std::string& path, std::vector<LoadProblem>& problems) {
   std::vector<QueryText> out;
-  for_each_jsonl(path, problems, [&](const nlohmann::json& j, std::string id, std::size_t) {
-    out.push_back({std::move(id), string_field(j, "text")});
+  auto in = open_or_throw(path);
+  for_each_jsonl_record(in, path, problems, [&](const nlohmann::json& j, std::string id, std::size_t) {
+    out.push_back({std::move(id), json_string_field(j, "text")});
   });
   return out;
 }

@@ -6,6 +6,10 @@
 // unreadable file throws std::runtime_error naming the path. Ids are kept as strings.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -30,6 +34,13 @@ struct LoadProblem {
   std::string message;
   std::string to_string() const;
 };
+
+// Calls fn(record, id, line) for each JSON-object line of `in` that has a string (or integer)
+// "_id"; reports the other non-blank lines as problems against `name`.
+void for_each_jsonl_record(std::istream& in, const std::string& name, std::vector<LoadProblem>& problems,
+                           const std::function<void(const nlohmann::json&, std::string, std::size_t)>& fn);
+// A string field of a record, "" when absent or not a string.
+std::string json_string_field(const nlohmann::json& record, const char* name);
 
 std::vector<CorpusDoc> read_beir_corpus(const std::string& path, std::vector<LoadProblem>& problems);
 std::vector<QueryText> read_beir_queries(const std::string& path, std::vector<LoadProblem>& problems);

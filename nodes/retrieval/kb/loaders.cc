@@ -128,32 +128,15 @@ void load_text(const std::string& name, const std::string& content, LoadedSource
     add({name, fs::path(name).filename().string(), content, DocumentKind::kCode, CodeLanguage::kJavaScript});
   } else if (ext == ".jsonl") {
     std::istringstream in(content);
-    std::string line;
-    std::size_t line_no = 0;
-    while (std::getline(in, line)) {
-      ++line_no;
-      if (is_blank(line)) continue;
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.is_object()) {
-        into.problems.push_back({name, line_no, "not a JSON object"});
-        continue;
-      }
-      auto id = j.find("_id");
-      if (id == j.end() || !id->is_string()) {
-        into.problems.push_back({name, line_no, "missing or non-string \"_id\""});
-        continue;
-      }
-      auto field = [&](const char* f) {
-        auto it = j.find(f);
-        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-      };
-      SourceDocument d{id->get<std::string>(), field("title"), field("text"), DocumentKind::kNarrative, CodeLanguage::kNone};
+    for_each_jsonl_record(in, name, into.problems, [&](const nlohmann::json& j, std::string id, std::size_t line_no) {
+      SourceDocument d{std::move(id), json_string_field(j, "title"), json_string_field(j, "text"),
+                       DocumentKind::kNarrative, CodeLanguage::kNone};
       if (is_blank(d.text)) {
         into.problems.push_back({name, line_no, "empty document '" + d.id + "'"});
-        continue;
+        return;
       }
       into.documents.push_back(std::move(d));
-    }
+    });
   } else {
     into.problems.push_back({name, 0, "unsupported file type '" + ext + "'"});
   }

@@ -57,6 +57,19 @@ void utf8_append(std::string& out, char32_t cp) {
   }
 }
 
+std::size_t count_words(std::string_view text) {
+  std::size_t n = 0;
+  bool in_word = false;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t len = 1;
+    const bool w = is_word_char(utf8_decode(text, i, len));
+    n += w && !in_word;
+    in_word = w;
+    i += len;
+  }
+  return n;
+}
+
 char32_t unicode_lower(char32_t c) {
   if (c < 0x80) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
   if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;                 // Latin-1

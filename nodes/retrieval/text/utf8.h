@@ -21,4 +21,7 @@ void utf8_append(std::string& out, char32_t cp);
 char32_t unicode_lower(char32_t cp);
 bool is_word_char(char32_t cp);
 
+// Runs of word characters: the chunker's and the LSA embedder's token count.
+std::size_t count_words(std::string_view text);
+
 }  // namespace sluice::retrieval
