@@ -8,9 +8,12 @@
 // Two shapes:
 //  - SyncNode::process runs on a TBB worker and returns when the batch is ready for the next
 //    stage. The runtime calls it concurrently up to the node's `concurrency`.
-//  - AsyncNode::start hands the batch to an engine with its own threads (generation, timers);
-//    the engine calls `done(batch)` exactly once when the batch may move on. The runtime wires
-//    this through tbb::flow::async_node so the graph knows work is outstanding.
+//  - AsyncNode::start_batch hands the batch to an engine with its own threads (generation,
+//    timers, batchers); the engine calls `done(batch)` exactly once per start_batch when the
+//    batch may move on, or `done(nullptr)` when it absorbed the batch and emits nothing for it
+//    (a batcher that merged its requests into another batch made with NodeContext::make_batch
+//    and emitted through another call's `done`). The runtime wires this through
+//    tbb::flow::async_node so the graph knows work is outstanding.
 // A failure for one request is reported with request->complete(Status::Error(...)); a
 // thrown exception fails every still-active request of the batch with kInternal and a message
 // naming the node. Either way the batch moves on.
@@ -19,11 +22,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graph/batch.h"
 
 namespace sluice {
 
+class AdmissionController;
 class Clock;
 class MetricsRegistry;
 
@@ -38,6 +43,12 @@ struct NodeContext {
   // Makes an empty batch to emit from this node (batchers, splitters): a fresh id and the
   // bookkeeping for the part of the graph below this node.
   std::function<BatchPtr()> make_batch;
+  // The pipeline's priority classes, most urgent first (Request::priority indexes them).
+  std::vector<std::string> class_names;
+  // Installs an intake-time admission controller (graph/admission.h) for the sources upstream
+  // of this node; the node keeps ownership. Call it from the node's factory only. Throws
+  // std::invalid_argument when a source would get two controllers.
+  std::function<void(AdmissionController*)> install_admission;
 };
 
 class Node {

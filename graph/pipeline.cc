@@ -3,6 +3,7 @@
 #include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/global_control.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <set>
 #include <tuple>
 
+#include "graph/admission.h"
 #include "graph/spec_validator.h"
 
 namespace sluice {
@@ -98,6 +100,8 @@ class Pipeline::Lifecycle final : public RequestLifecycle {
       cm.tokens_per_second->observe((r.tokens_emitted - 1) / nanos_to_seconds(r.last_token_at - r.first_token_at));
     }
     cm.in_flight.add(-1);
+    // Usually none or one; a controller ignores requests it did not admit.
+    for (AdmissionController* a : p_.controllers_) a->on_complete(r, r.completed_at);
     p_.on_request_complete(r);
   }
 
@@ -126,6 +130,7 @@ struct Pipeline::Impl {
   std::map<std::string, flow::sender<Hop>*> out;         // name -> where its output leaves
   std::map<std::string, std::vector<flow::receiver<Hop>*>> in;  // node name -> one receiver per input edge
   std::map<std::string, flow::broadcast_node<Hop>*> entries;    // source name -> entry
+  std::map<std::string, AdmissionController*> admission;         // source name -> its controller, if any
   std::map<std::string, int> leaves_below;                       // name -> leaves a batch from it reaches
 
   ~Impl() { graph.wait_for_all(); }
@@ -221,8 +226,10 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
   // Leaves below each name: how many times a batch from there reaches the final stage.
   std::map<std::string, std::vector<std::string>> successors;
   std::map<std::string, int> fan_in;
+  std::map<std::string, std::vector<std::string>> predecessors;
   for (const auto& e : p.edges()) {
     successors[e.from()].push_back(e.to());
+    predecessors[e.to()].push_back(e.from());
     fan_in[e.to()]++;
   }
   std::function<int(const std::string&)> leaves = [&](const std::string& n) -> int {
@@ -309,6 +316,28 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
       b->pending_leaves.store(below, std::memory_order_relaxed);
       return b;
     };
+    ctx.class_names = self->class_names_;
+    ctx.install_admission = [&impl, &predecessors, pipeline, node = ns.name()](AdmissionController* controller) {
+      // Every source upstream of the node consults the controller at intake.
+      std::set<std::string> seen;
+      std::vector<std::string> todo{node};
+      while (!todo.empty()) {
+        std::string n = todo.back();
+        todo.pop_back();
+        if (!seen.insert(n).second) continue;
+        if (impl.entries.count(n)) {
+          AdmissionController*& slot = impl.admission[n];
+          if (slot && slot != controller) {
+            throw std::invalid_argument("source '" + n +
+                                        "' already feeds another admission node; a request may pass one priority_router");
+          }
+          slot = controller;
+        }
+        for (const auto& from : predecessors[n]) todo.push_back(from);
+      }
+      auto& list = pipeline->controllers_;
+      if (std::find(list.begin(), list.end(), controller) == list.end()) list.push_back(controller);
+    };
     try {
       stage->node = kind->factory(ns, ctx);
       if (!stage->node) throw std::invalid_argument("the factory made no node");
@@ -381,7 +410,7 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
             auto done = [clock, end, serviced, start, gw = &gw](BatchPtr out) {
               Nanos finish = clock->now();
               end(*serviced, start, finish);
-              gw->try_put(Hop{std::move(out), finish});
+              if (out) gw->try_put(Hop{std::move(out), finish});  // null: absorbed (e.g. merged by a batcher)
               gw->release_wait();
             };
             if (!any_active(b)) {
@@ -462,6 +491,20 @@ int Pipeline::class_index(std::string_view name) const {
   return -1;
 }
 
+std::string Pipeline::admission_detail() const {
+  std::string out = "{";
+  for (const auto& [source, controller] : impl_->admission) {
+    if (out.size() > 1) out += ",";
+    out += "\"" + source + "\":" + controller->readiness_detail();
+  }
+  return out + "}";
+}
+
+AdmissionController* Pipeline::admission(const std::string& source) const {
+  auto it = impl_->admission.find(source);
+  return it == impl_->admission.end() ? nullptr : it->second;
+}
+
 bool Pipeline::ready() const {
   if (!started_.load(std::memory_order_acquire) || draining()) return false;
   for (const auto& s : impl_->stages) {
@@ -488,6 +531,12 @@ Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
                            "pipeline '" + name_ + "' has " + std::to_string(max_in_flight_) + " requests in flight (runtime.max_in_flight)",
                            AbortCause::kShed);
     status.retry_after_seconds = 1;
+  } else if (!impl_->admission.empty()) {
+    // Intake-time admission: decided and its place reserved before any stage runs.
+    if (auto a = impl_->admission.find(source); a != impl_->admission.end()) {
+      status = a->second->admit(request, source, now);
+      if (!status.ok()) in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    }
   }
   if (!status.ok()) {
     // Not admitted: completed here, without the lifecycle (it never counted as in flight).
