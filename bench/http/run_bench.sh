@@ -5,6 +5,7 @@
 #
 #   bench/http/run_bench.sh            # build dir: build-http (BUILD=... to change)
 #   ROUNDS=5 DURATION=10s STREAMS=1000 bench/http/run_bench.sh
+#   SKIP_BUILD=1 ...                   # use the binaries already in BUILD
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build-http}
@@ -16,8 +17,10 @@ NGINX_PORT=${NGINX_PORT:-18081}
 SSE_TEXT=${SSE_TEXT:-"one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"}
 SSE_INTERVAL=${SSE_INTERVAL:-50ms}
 
-cmake -S "$ROOT" -B "$BUILD" -G Ninja > /dev/null
-ninja -C "$BUILD" -j2 sluice sse_load > /dev/null
+if [[ -z "${SKIP_BUILD:-}" ]]; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja > /dev/null
+  ninja -C "$BUILD" -j2 sluice sse_load > /dev/null
+fi
 
 RUN=$(mktemp -d /tmp/sluice-http-bench.XXXXXX)
 SLUICE_PID=""
@@ -73,6 +76,12 @@ for r in $(seq 1 "$ROUNDS"); do
     "http://127.0.0.1:$SLUICE_PORT/v1/chat/completions" > "$RUN/wrk-sluice-$r.txt"
   wrk -t1 -c64 -d"$DURATION" --latency "http://127.0.0.1:$NGINX_PORT/" > "$RUN/wrk-nginx-$r.txt"
   echo "round $r: sluice $(parse_wrk "$RUN/wrk-sluice-$r.txt") | nginx $(parse_wrk "$RUN/wrk-nginx-$r.txt")"
+  if grep -q "Non-2xx" "$RUN/wrk-sluice-$r.txt"; then
+    echo "run_bench: sluice answered non-2xx responses; a rate of errors is not a result" >&2
+    curl -s -d '{"model":"sluice","messages":[{"role":"user","content":"hi"}]}' \
+      "http://127.0.0.1:$SLUICE_PORT/v1/chat/completions" >&2
+    exit 1
+  fi
 done
 for who in sluice nginx; do
   for r in $(seq 1 "$ROUNDS"); do parse_wrk "$RUN/wrk-$who-$r.txt"; done > "$RUN/$who.txt"
