@@ -14,5 +14,8 @@ int graph(const Args& args);
 int run(const Args& args);
 int kinds(const Args& args);
 int schema(const Args& args);
+int quantize(const Args& args);
+int model(const Args& args);
+int generate(const Args& args);
 
 }  // namespace sluice::cli

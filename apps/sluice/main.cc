@@ -17,6 +17,12 @@ commands:
   run FILE             serve the pipeline until SIGTERM/SIGINT, then drain
   kinds                list the node kinds this build knows
   schema               print the pipeline schema reference (Markdown)
+  generate --model M.gguf [--prompt P] [--max-tokens N] [--temperature T] ...
+                       generate text from a GGUF Llama model (a quick look)
+  quantize IN.gguf OUT.gguf q8_0|q4_0
+                       rewrite a model with quantized weight matrices
+  model synth --preset 15m|110m --type f32|f16|q8_0|q4_0 OUT.gguf
+                       write a random-weight Llama of the anchors' shapes (speed tests)
 )";
 
 }  // namespace
@@ -28,6 +34,9 @@ int main(int argc, char** argv) {
       {"run", sluice::cli::run},
       {"kinds", sluice::cli::kinds},
       {"schema", sluice::cli::schema},
+      {"quantize", sluice::cli::quantize},
+      {"model", sluice::cli::model},
+      {"generate", sluice::cli::generate},
   };
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
