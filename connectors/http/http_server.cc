@@ -143,6 +143,10 @@ class EventLoop {
   static Nanos now() { return SteadyClock::instance().now(); }
 
   std::size_t read_bound() const { return options_.max_header_bytes + options_.max_body_bytes; }
+  static std::size_t unsent(const Connection* c) { return c->out.size() - c->out_off; }
+  // A client that pipelines requests but does not read the answers: stop answering (and,
+  // once its input backlog is full, reading) until it catches up.
+  bool output_backlogged(const Connection* c) const { return unsent(c) > options_.max_stream_buffer_bytes; }
 
   void accept_all() {
     for (int i = 0; i < 64; ++i) {
@@ -205,6 +209,8 @@ class EventLoop {
     if (events & EPOLLOUT) {
       flush(c);
       if (c->closed) return;
+      if (!c->in_request) process_input(c);
+      if (c->closed) return;
     }
     if (events & EPOLLIN) {
       on_readable(c);
@@ -226,8 +232,10 @@ class EventLoop {
       if (c->discarded > read_bound()) close(c);
       return;
     }
-    if (c->in_off == c->in.size()) {
-      c->in.clear();
+    // Drop consumed bytes before appending, so a client that always leaves a partial
+    // pipelined request behind cannot grow the buffer without bound.
+    if (c->in_off > 0 && (c->in_off == c->in.size() || c->in_off >= kReadChunk)) {
+      c->in.erase(0, c->in_off);
       c->in_off = 0;
     }
     c->in.append(read_buf_.data(), static_cast<std::size_t>(n));
@@ -237,7 +245,7 @@ class EventLoop {
 
   // Parses and dispatches requests until one is in progress or the buffer runs dry.
   void process_input(Connection* c) {
-    while (!c->in_request && !c->close_after_flush && !c->closed) {
+    while (!c->in_request && !c->close_after_flush && !c->closed && !output_backlogged(c)) {
       std::string_view pending(c->in.data() + c->in_off, c->in.size() - c->in_off);
       if (pending.empty()) break;
       auto state = c->parser.parse(pending);
@@ -308,7 +316,7 @@ class EventLoop {
       end_exchange(c);
       c->last_active = now();
       if (close_after) c->close_after_flush = true;
-    } else if (c->out.size() - c->out_off > options_.max_stream_buffer_bytes) {
+    } else if (output_backlogged(c)) {
       if (options_.slow_client_closes) options_.slow_client_closes->inc();
       return close(c);
     }
@@ -334,6 +342,7 @@ class EventLoop {
       ssize_t n = ::send(c->fd, c->out.data() + c->out_off, c->out.size() - c->out_off, MSG_NOSIGNAL);
       if (n > 0) {
         c->out_off += static_cast<std::size_t>(n);
+        c->last_active = now();
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -369,7 +378,7 @@ class EventLoop {
   void update_interest(Connection* c) {
     if (c->lingering) return;
     std::uint32_t want = EPOLLRDHUP;
-    bool backlog = c->in_request && c->in.size() - c->in_off > read_bound();
+    bool backlog = (c->in_request || output_backlogged(c)) && c->in.size() - c->in_off > read_bound();
     if (!backlog && !c->close_after_flush) want |= EPOLLIN;
     if (c->out_off < c->out.size()) want |= EPOLLOUT;
     if (want == c->interest) return;
@@ -406,11 +415,11 @@ class EventLoop {
         if (t >= c->linger_until) expired.push_back(c.get());
         continue;
       }
-      bool idle = !c->in_request && c->out_off == c->out.size();
-      if (!idle) continue;
-      if (draining_ || (options_.idle_timeout > 0 && t - c->last_active >= options_.idle_timeout)) {
-        expired.push_back(c.get());
-      }
+      if (c->in_request) continue;  // a response in progress is never idle
+      // Idle: no request in progress and neither bytes in nor bytes out for idle_timeout
+      // (this also ends a client that pipelines requests but never reads the answers).
+      bool timed_out = options_.idle_timeout > 0 && t - c->last_active >= options_.idle_timeout;
+      if (timed_out || (draining_ && c->out_off == c->out.size())) expired.push_back(c.get());
     }
     for (Connection* c : expired) {
       if (!draining_ && !c->lingering && options_.idle_closes) options_.idle_closes->inc();

@@ -35,6 +35,26 @@ TEST_F(HttpSourceTest, ConnectionWithARequestInProgressIsNotIdle) {
   EXPECT_EQ(json::parse(client.next_event()->data)["choices"][0]["delta"]["content"], "still here");
 }
 
+TEST_F(HttpSourceTest, PipeliningClientThatNeverReadsIsBoundedAndClosed) {
+  start([](HttpSourceConfig& c) {
+    c.set_max_stream_buffer_bytes(4096);
+    c.mutable_idle_timeout()->set_nanos(100 * 1000 * 1000);
+  });
+  TestClient client(port(), /*rcvbuf=*/4096);
+  // As many pipelined requests as the socket takes without blocking; none of the answers
+  // is read. The server stops answering once 4 KiB are unsent, stops reading once its input
+  // backlog is full, and closes the connection when nothing moved for idle_timeout.
+  const std::string request = TestClient::get("/v1/models");
+  std::size_t sent = 0;
+  while (sent < (8u << 20)) {
+    ssize_t n = ::send(client.fd(), request.data(), request.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  EXPECT_TRUE(eventually([&] { return source_->server().open_connections() == 0; }));
+  EXPECT_EQ(metric("sluice_http_idle_closes_total{source=\"web\"}"), 1);
+}
+
 TEST_F(HttpSourceTest, ConnectionsOverMaxConnectionsAreRefusedWith503) {
   start([](HttpSourceConfig& c) { c.set_max_connections(2); });
   TestClient a(port()), b(port());

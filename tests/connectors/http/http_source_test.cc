@@ -374,6 +374,19 @@ TEST_F(HttpSourceTest, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_EQ(parse_json(r3.body)["object"], "list");
 }
 
+TEST_F(HttpSourceTest, PipelinedRequestsSplitAtArbitraryBytesStayInOrder) {
+  start();
+  TestClient client(port());
+  std::string all;
+  for (int i = 0; i < 300; ++i) all += TestClient::get(i % 2 ? "/healthz" : "/v1/models");
+  for (std::size_t off = 0; off < all.size(); off += 7) client.send(all.substr(off, 7));
+  for (int i = 0; i < 300; ++i) {
+    json body = parse_json(client.read_response().body);
+    if (i % 2) EXPECT_EQ(body["status"], "ok") << i;
+    else EXPECT_EQ(body["object"], "list") << i;
+  }
+}
+
 TEST_F(HttpSourceTest, ConnectionCloseIsHonoured) {
   start();
   TestClient client(port());
