@@ -46,6 +46,38 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Single-thread streaming read bandwidth right now (sum over 256 MiB, best of 3): the ceiling
+// for decoding, which reads every weight once per token; shared machines vary a lot.
+double read_bandwidth_gbs() {
+  const size_t n = size_t(256) << 20 >> 3;
+  std::vector<uint64_t> a(n, 1);
+  double best = 0;
+  uint64_t sink = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (size_t i = 0; i < n; i += 4) {
+      s0 += a[i];
+      s1 += a[i + 1];
+      s2 += a[i + 2];
+      s3 += a[i + 3];
+    }
+    sink += s0 + s1 + s2 + s3;
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, double(n * 8) / sec / 1e9);
+  }
+  return sink ? best : 0;
+}
+
+// Weight bytes one decoded token reads: every tensor but the embedding (one row of it).
+double weight_bytes_per_token(const LlamaModel& m) {
+  double bytes = 0;
+  for (const auto& t : m.file().tensors())
+    if (t.name != "token_embd.weight") bytes += double(t.bytes);
+  if (m.output.data == m.token_embd.data) bytes += double(m.file().find_tensor("token_embd.weight")->bytes);  // tied output
+  return bytes;
+}
+
 std::vector<int> parse_list(const char* s) {
   std::vector<int> out;
   for (const char* p = s; *p;) {
@@ -96,14 +128,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("isa: %s\n\n", sluice::kernels::isa_name(sluice::kernels::default_isa()));
-  std::printf("| model | threads | pp%d tok/s (median, min-max) | tg%d tok/s (median, min-max) |\n", p, n);
-  std::printf("| --- | --- | --- | --- |\n");
+  std::printf("| model | threads | pp%d tok/s (median, min-max) | tg%d tok/s (median, min-max) | tg weight GB/s |\n", p, n);
+  std::printf("| --- | --- | --- | --- | --- |\n");
   for (const auto& path : models) {
     try {
       const auto model = LlamaModel::load(path);
       std::mt19937 rng(42);
       std::vector<int32_t> prompt(static_cast<size_t>(p));
       for (auto& t : prompt) t = int32_t(rng() % uint32_t(model->config().vocab_size));
+      std::vector<int32_t> decode_tokens(static_cast<size_t>(std::max(n, 1)));
+      for (auto& t : decode_tokens) t = int32_t(rng() % uint32_t(model->config().vocab_size));
       for (int th : threads) {
         GeneratorOptions opts;
         opts.threads = th;
@@ -119,12 +153,10 @@ int main(int argc, char** argv) {
           }
           if (n > 0) {
             gen.reset();
-            int32_t tok = 1;
+            // Like llama-bench: decode n tokens one at a time, no sampling (token ids from the
+            // random sequence; BOS first).
             const double t0 = now();
-            for (int k = 0; k < n; ++k) {
-              const auto& logits = gen.forward({tok}, k);
-              tok = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-            }
+            for (int k = 0; k < n; ++k) gen.forward({k == 0 ? 1 : decode_tokens[size_t(k)]}, k);
             if (r > 0) tg.push_back(n / (now() - t0));
           }
         }
@@ -135,8 +167,9 @@ int main(int argc, char** argv) {
                         *std::max_element(v.begin(), v.end()));
           return std::string(b);
         };
-        std::printf("| %s | %d | %s | %s |\n", std::filesystem::path(path).filename().c_str(), th, cell(pp).c_str(),
-                    cell(tg).c_str());
+        const double gbs = tg.empty() ? 0 : median(tg) * weight_bytes_per_token(*model) / 1e9;
+        std::printf("| %s | %d | %s | %s | %.1f |\n", std::filesystem::path(path).filename().c_str(), th, cell(pp).c_str(),
+                    cell(tg).c_str(), gbs);
         std::fflush(stdout);
       }
     } catch (const std::exception& e) {
@@ -147,5 +180,7 @@ int main(int argc, char** argv) {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   std::printf("\npeak RSS: %.1f MiB\n", double(ru.ru_maxrss) / 1024.0);
+  // Measured after the RSS figure (its buffer would count) and after the runs.
+  std::printf("read bandwidth after the runs: %.1f GB/s (1 thread)\n", read_bandwidth_gbs());
   return 0;
 }
