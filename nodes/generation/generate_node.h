@@ -15,6 +15,7 @@
 // Thread-safety: start_batch may be called concurrently; stop() once, at shutdown.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -71,7 +72,7 @@ class GenerateNode final : public AsyncNode {
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Job> waiting_;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};  // also read by streams between tokens
   std::vector<std::thread> streams_;
 };
 

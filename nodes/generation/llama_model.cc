@@ -24,6 +24,8 @@ kernels::MatrixView matrix(const GgufFile& f, const std::string& name, int64_t c
     f.fail("tensor '" + name + "'", "shape must be [" + std::to_string(cols) + ", " + std::to_string(rows) + "]");
   if ((t.type == kernels::DType::kQ8_0 || t.type == kernels::DType::kQ4_0) && cols % kernels::kQuantBlock != 0)
     f.fail("tensor '" + name + "'", "quantised rows must be a multiple of 32");
+  const size_t align = t.type == kernels::DType::kF32 ? 4 : 2;  // element reads of F32 / F16
+  if (reinterpret_cast<uintptr_t>(t.data) % align != 0) f.fail("tensor '" + name + "'", "data is not aligned for its type");
   return {t.type, t.data, rows, cols};
 }
 
