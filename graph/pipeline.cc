@@ -427,7 +427,9 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
           });
       impl.owned.emplace_back(an);
       input = an;
-      output = an;
+      // Successors attach to the output port: async_node's own sender interface refuses
+      // register_successor (silently, in release builds), which would drop every hop.
+      output = &flow::output_port<0>(*an);
     }
     impl.out[ns.name()] = output;
 

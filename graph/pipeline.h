@@ -3,7 +3,8 @@
 // Built once from a LoadedSpec and a NodeRegistry, then started. Connectors put requests in
 // through `submit(source, request)`; the answer leaves through the request's ResponseSink.
 // The pipeline guarantees that every submitted request completes exactly once: rejected at
-// intake (429 when `runtime.max_in_flight` requests are already inside, 503 when draining),
+// intake (429 when `runtime.max_in_flight` requests are already inside or an admission
+// controller (graph/admission.h) sheds it, 503 when draining),
 // failed by a node, timed out, cancelled, answered, or abandoned at shutdown.
 //
 // Lifecycle: build -> start -> submit... -> drain (stop intake, wait up to the drain timeout,
@@ -27,6 +28,8 @@
 #include "graph/spec_loader.h"
 
 namespace sluice {
+
+class AdmissionController;
 
 struct DrainReport {
   std::size_t completed_during_drain = 0;
@@ -66,6 +69,12 @@ class Pipeline {
 
   bool draining() const { return draining_.load(std::memory_order_acquire); }
   bool ready() const;
+  // The admission controllers' state per source, a JSON object for /readyz detail
+  // (e.g. {"api":{"shed_level":1,...}}); "{}" when no source has one.
+  std::string admission_detail() const;
+  // The controller consulted at `source`, or null; a queue-fed connector installs its
+  // deferral hook through it (AdmissionController::set_deferral_hook).
+  AdmissionController* admission(const std::string& source) const;
   std::size_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
   const std::string& name() const { return name_; }
   const std::vector<std::string>& stage_names() const { return stage_names_; }
@@ -90,6 +99,7 @@ class Pipeline {
   std::vector<std::string> stage_names_;
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<Lifecycle> lifecycle_;
+  std::vector<AdmissionController*> controllers_;  // installed by nodes at build; borrowed
 
   std::atomic<std::uint64_t> next_id_{1};
   std::atomic<std::uint64_t> next_batch_id_{1};

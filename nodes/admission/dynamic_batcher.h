@@ -1,0 +1,96 @@
+// DynamicBatcher (`dynamic_batcher`): forms batches for a batch-capable stage.
+//
+// Requests arrive one per batch (from the intake or the router) and wait in an open batch of
+// their own class, so a P0 request never waits behind a P2 batch (no head-of-line blocking
+// between classes). An open batch is flushed (emitted as one batch made with
+// NodeContext::make_batch) at the first of:
+//   - it holds `max_batch` of its class (full);
+//   - its window, counted from its first request, has passed (window expiry);
+//   - `deadline_margin` before the tightest deadline among its requests (deadline-aware: a
+//     batch never waits longer than the remaining latency budget of any request in it);
+//   - adaptive: the class's measured arrival rate says no further request is expected before
+//     the batch would flush anyway (rate x time left < 1), so a lone request on an idle system
+//     is sent at once instead of waiting out the window.
+// Classes flush in priority order when several are due at once. An incoming batch of more
+// than one request is already a batch and is passed on unchanged.
+//
+// Each absorbed incoming batch's `done` is kept until its request leaves in a flushed batch:
+// one of them emits the new batch, the others are released with done(nullptr). Metrics per
+// node: sluice_batch_size and sluice_batch_wait_seconds (from the first request's arrival here
+// to the flush), labelled {stage, class}.
+//
+// Time: decisions use the injected clock; `tick(now)` flushes what is due. start() launches a
+// timer thread that sleeps until the next flush; tests call tick() with a ManualClock.
+// Thread-safety: all public methods may be called from any thread; emission happens outside
+// the lock.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graph/metrics.h"
+#include "graph/node.h"
+#include "nodes/admission/rate_meter.h"
+#include "sluice/admission.pb.h"
+
+namespace sluice {
+
+class DynamicBatcher final : public AsyncNode {
+ public:
+  // Throws std::invalid_argument naming the field when the config is unusable.
+  DynamicBatcher(const DynamicBatcherConfig& config, const NodeContext& ctx);
+  ~DynamicBatcher() override;
+
+  void start_batch(BatchPtr batch, Done done) override;
+  void start() override;
+  void stop() override;
+
+  // Flushes every open batch that is due at `now`.
+  void tick(Nanos now);
+  // When the earliest open batch is due; kNoDeadline when none is open.
+  Nanos next_flush() const;
+  std::size_t max_batch(std::size_t cls) const { return caps_[std::min(cls, caps_.size() - 1)]; }
+  Nanos window() const { return window_; }
+
+ private:
+  struct Open {
+    std::vector<RequestPtr> requests;
+    std::vector<Done> dones;
+    Nanos opened = 0;
+    Nanos flush_at = kNoDeadline;
+  };
+  struct ClassState {
+    Open open;
+    RateMeter arrivals{kNanosPerSecond};
+    Histogram* size = nullptr;
+    Histogram* wait = nullptr;
+  };
+  struct Flush {
+    BatchPtr batch;
+    std::vector<Done> dones;
+  };
+  Flush take_locked(std::size_t cls, Nanos now);
+  static void emit(Flush& f);
+  Nanos next_flush_locked() const;
+  void run_timer();
+
+  std::string name_;
+  Clock* clock_;
+  std::function<BatchPtr()> make_batch_;
+  Nanos window_;
+  Nanos margin_;
+  bool adaptive_;
+  std::vector<std::size_t> caps_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::vector<ClassState> classes_;
+  bool stopping_ = false;
+  std::thread timer_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,488 @@
+#include "nodes/admission/priority_router.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace sluice {
+
+namespace {
+
+Nanos to_nanos(const google::protobuf::Duration& d) {
+  return static_cast<Nanos>(d.seconds()) * kNanosPerSecond + d.nanos();
+}
+
+std::string seconds_text(Nanos n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", nanos_to_seconds(n));
+  return buf;
+}
+
+ShedLadderSettings ladder_settings(const ShedLadderConfig& c, std::size_t classes) {
+  ShedLadderSettings s;
+  s.enabled = c.enabled();
+  s.utilisation = c.utilisation();
+  s.recover_utilisation = c.recover_utilisation();
+  s.sustain = to_nanos(c.sustain());
+  s.cooldown = to_nanos(c.cooldown());
+  s.max_backlog = to_nanos(c.max_backlog());
+  // The most urgent class is never shed by the ladder; with three classes: P2, then P1.
+  s.max_level = static_cast<int>(std::min<std::size_t>(2, classes > 0 ? classes - 1 : 0));
+  return s;
+}
+
+}  // namespace
+
+RouterClassPolicy default_class_policy(std::size_t position, const std::string& name) {
+  switch (position) {
+    case 0: return {name, 20, 30 * kNanosPerSecond, 6};
+    case 1: return {name, 100, 60 * kNanosPerSecond, 3};
+    default: return {name, 0, 0, 1};
+  }
+}
+
+PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeContext& ctx)
+    : name_(ctx.name),
+      clock_(ctx.clock),
+      max_running_(config.max_running() == 0 ? 64 : config.max_running()),
+      strict_above_(config.strict_above()),
+      aging_(to_nanos(config.aging())),
+      heartbeat_interval_(to_nanos(config.heartbeat_interval())),
+      retry_after_max_(std::max(1.0, nanos_to_seconds(to_nanos(config.retry_after_max())))),
+      evaluate_every_(to_nanos(config.shedding().evaluate_every())),
+      deferrable_sources_(config.deferrable_sources().begin(), config.deferrable_sources().end()),
+      ladder_(ladder_settings(config.shedding(), ctx.class_names.size())) {
+  if (ctx.class_names.empty()) throw std::invalid_argument("the pipeline defines no priority classes");
+  if (evaluate_every_ <= 0) evaluate_every_ = 250 * kNanosPerMilli;
+  for (std::size_t i = 0; i < ctx.class_names.size(); ++i) policies_.push_back(default_class_policy(i, ctx.class_names[i]));
+  for (int i = 0; i < config.classes_size(); ++i) {
+    const RouterClassConfig& cc = config.classes(i);
+    auto it = std::find(ctx.class_names.begin(), ctx.class_names.end(), cc.name());
+    if (it == ctx.class_names.end()) {
+      std::string all;
+      for (const auto& n : ctx.class_names) all += (all.empty() ? "" : ", ") + n;
+      throw std::invalid_argument("classes[" + std::to_string(i) + "].name: '" + cc.name() +
+                                  "' is not a priority class of runtime.classes (" + all + ")");
+    }
+    RouterClassPolicy& p = policies_[static_cast<std::size_t>(it - ctx.class_names.begin())];
+    if (cc.has_max_queue()) p.max_queue = cc.max_queue();
+    if (cc.has_queue_timeout()) p.queue_timeout = to_nanos(cc.queue_timeout());
+    if (cc.has_weight()) p.weight = std::max<std::uint32_t>(1, cc.weight());
+  }
+  MetricsRegistry* m = ctx.metrics;
+  classes_.resize(policies_.size());
+  for (std::size_t i = 0; i < policies_.size(); ++i) {
+    ClassState& c = classes_[i];
+    c.policy = policies_[i];
+    if (!m) continue;
+    Labels l{{"node", name_}, {"class", c.policy.name}};
+    c.m_admitted = &m->counter("sluice_admission_admitted_total", "Requests admitted by the router", l);
+    c.m_shed = &m->counter("sluice_admission_shed_total", "Requests refused at intake with 429 (queue full or shed level)", l);
+    c.m_deferred = &m->counter("sluice_admission_deferred_total", "Shed requests handed to a source's deferral hook", l);
+    c.m_timed_out = &m->counter("sluice_admission_timed_out_total", "Requests that waited past their queue timeout or deadline (504)", l);
+    c.m_cancelled = &m->counter("sluice_admission_cancelled_total", "Admitted requests cancelled by the client", l);
+    c.m_dispatched = &m->counter("sluice_admission_dispatched_total", "Requests let past the router", l);
+    c.m_wait = &m->histogram("sluice_admission_queue_wait_seconds", "Time from admission until let past the router", l);
+  }
+  if (m) {
+    Labels l{{"node", name_}};
+    m_level_ = &m->gauge("sluice_shed_level", "Load-shedding level: 0 admits all, 1 sheds the lowest class, 2 also the next", l);
+    m_busy_ = &m->gauge("sluice_admission_busy_fraction", "Busy fraction of max_running over the last ladder interval", l);
+  }
+  Nanos now = clock_->now();
+  busy_since_ = interval_start_ = now;
+  if (ctx.install_admission) ctx.install_admission(this);
+}
+
+PriorityRouter::~PriorityRouter() { stop(); }
+
+std::size_t PriorityRouter::class_of(const Request& r) const {
+  return std::min<std::size_t>(r.priority, classes_.size() - 1);
+}
+
+bool PriorityRouter::shed_by_ladder_locked(std::size_t cls) const {
+  int level = ladder_.level();
+  // Level n sheds the n lowest classes, never the first.
+  return level > 0 && cls > 0 && cls + static_cast<std::size_t>(level) >= classes_.size();
+}
+
+double PriorityRouter::retry_after_locked(const ClassState& c, Nanos now) const {
+  double rate = c.drained.rate_at(now);
+  if (rate <= 0) return retry_after_max_;
+  double seconds = static_cast<double>(c.reserved + 1) / rate;
+  return std::clamp(seconds, 1.0, retry_after_max_);
+}
+
+Status PriorityRouter::admit(const RequestPtr& request, const std::string& source, Nanos now) {
+  std::size_t cls = class_of(*request);
+  Status refusal;
+  bool deferrable = false;
+  DeferralHook hook;
+  {
+    std::lock_guard lock(mu_);
+    ClassState& c = classes_[cls];
+    if (shed_by_ladder_locked(cls)) {
+      refusal = Status::Error(StatusCode::kOverloaded,
+                              "class '" + c.policy.name + "' is shed: the pipeline is overloaded (shedding level " +
+                                  std::to_string(ladder_.level()) + ")",
+                              AbortCause::kShed);
+    } else if (c.policy.max_queue > 0 && c.reserved >= static_cast<std::int64_t>(c.policy.max_queue)) {
+      refusal = Status::Error(StatusCode::kOverloaded,
+                              "the queue of class '" + c.policy.name + "' is full (" + std::to_string(c.policy.max_queue) +
+                                  " waiting, max_queue)",
+                              AbortCause::kShed);
+    } else {
+      ++c.reserved;
+      ++c.counts.admitted;
+      if (c.m_admitted) c.m_admitted->inc();
+      auto d = std::find(deferrable_sources_.begin(), deferrable_sources_.end(), source);
+      entries_[request->id()] =
+          Entry{cls, State::kReserved, now, d == deferrable_sources_.end() ? -1 : static_cast<int>(d - deferrable_sources_.begin())};
+      return Status::Ok();
+    }
+    refusal.retry_after_seconds = retry_after_locked(c, now);
+    ++c.counts.shed;
+    if (c.m_shed) c.m_shed->inc();
+    if (std::find(deferrable_sources_.begin(), deferrable_sources_.end(), source) != deferrable_sources_.end()) {
+      if (auto it = deferral_hooks_.find(source); it != deferral_hooks_.end()) {
+        deferrable = true;
+        hook = it->second;
+      }
+    }
+  }
+  if (deferrable && hook(request, refusal.retry_after_seconds)) {
+    std::lock_guard lock(mu_);
+    ++classes_[cls].counts.deferred;
+    if (classes_[cls].m_deferred) classes_[cls].m_deferred->inc();
+    refusal.message += "; deferred to the source's retry hook";
+  }
+  return refusal;
+}
+
+void PriorityRouter::set_deferral_hook(const std::string& source, DeferralHook hook) {
+  std::lock_guard lock(mu_);
+  deferral_hooks_[source] = std::move(hook);
+}
+
+void PriorityRouter::account_running_locked(Nanos now) {
+  if (now > busy_since_) {
+    double used = static_cast<double>(std::min<std::int64_t>(running_total_, max_running_)) / max_running_;
+    busy_integral_ += used * static_cast<double>(now - busy_since_);
+    busy_since_ = now;
+  }
+}
+
+void PriorityRouter::start_batch(BatchPtr batch, Done done) {
+  std::vector<Dispatch> dispatches;
+  {
+    std::lock_guard lock(mu_);
+    Waiting w;
+    w.cls = classes_.size();
+    w.admitted_at = kNoDeadline;
+    for (const auto& r : batch->requests) {
+      auto it = entries_.find(r->id());
+      if (it == entries_.end() || it->second.state != State::kReserved) continue;
+      it->second.state = State::kQueued;
+      w.cls = std::min(w.cls, it->second.cls);
+      w.admitted_at = std::min(w.admitted_at, it->second.admitted_at);
+      if (it->second.deferrable >= 0) w.deferrable = it->second.deferrable;
+    }
+    if (w.cls == classes_.size() || stopping_) {
+      // Nothing admitted here is waiting in it (completed on the way, or shutting down).
+      dispatches.emplace_back(std::move(batch), std::move(done));
+    } else {
+      Nanos now = clock_->now();
+      w.batch = std::move(batch);
+      w.done = std::move(done);
+      w.last_heartbeat = now;
+      classes_[w.cls].queue.push_back(std::move(w));
+      collect_dispatches_locked(now, dispatches);
+    }
+  }
+  for (auto& [b, d] : dispatches) d(std::move(b));
+}
+
+bool PriorityRouter::strict_locked(Nanos now) const {
+  return ladder_.level() > 0 || last_busy_fraction_ >= strict_above_;
+}
+
+int PriorityRouter::pick_class_locked(Nanos now) const {
+  int best = -1;
+  if (strict_locked(now)) {
+    // Strict priority with aging: the effective class falls one step per `aging` waited.
+    std::int64_t best_eff = 0;
+    Nanos best_at = 0;
+    for (std::size_t i = 0; i < classes_.size(); ++i) {
+      const auto& q = classes_[i].queue;
+      if (q.empty()) continue;
+      std::int64_t eff = static_cast<std::int64_t>(i);
+      if (aging_ > 0) eff = std::max<std::int64_t>(0, eff - (now - q.front().admitted_at) / aging_);
+      if (best < 0 || eff < best_eff || (eff == best_eff && q.front().admitted_at < best_at)) {
+        best = static_cast<int>(i);
+        best_eff = eff;
+        best_at = q.front().admitted_at;
+      }
+    }
+    return best;
+  }
+  // Smooth weighted round robin (nginx's): each waiting class gains its weight, the richest
+  // goes and pays the total. wrr_current is mutable scheduling state, not observable state.
+  auto& self = const_cast<PriorityRouter&>(*this);
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < classes_.size(); ++i) {
+    if (classes_[i].queue.empty()) continue;
+    self.classes_[i].wrr_current += classes_[i].policy.weight;
+    total += classes_[i].policy.weight;
+    if (best < 0 || classes_[i].wrr_current > classes_[static_cast<std::size_t>(best)].wrr_current) best = static_cast<int>(i);
+  }
+  if (best >= 0) self.classes_[static_cast<std::size_t>(best)].wrr_current -= total;
+  return best;
+}
+
+void PriorityRouter::collect_dispatches_locked(Nanos now, std::vector<Dispatch>& out) {
+  while (running_total_ < static_cast<std::int64_t>(max_running_)) {
+    int pick = pick_class_locked(now);
+    if (pick < 0) return;
+    ClassState& c = classes_[static_cast<std::size_t>(pick)];
+    Waiting w = std::move(c.queue.front());
+    c.queue.pop_front();
+    account_running_locked(now);
+    for (const auto& r : w.batch->requests) {
+      auto it = entries_.find(r->id());
+      if (it == entries_.end() || it->second.state != State::kQueued) continue;  // completed while waiting
+      it->second.state = State::kRunning;
+      ClassState& rc = classes_[it->second.cls];
+      --rc.reserved;
+      ++rc.running;
+      ++running_total_;
+      ++rc.counts.dispatched;
+      rc.drained.record(now);
+      if (rc.m_dispatched) rc.m_dispatched->inc();
+      if (rc.m_wait) rc.m_wait->observe(nanos_to_seconds(now - it->second.admitted_at));
+    }
+    out.emplace_back(std::move(w.batch), std::move(w.done));
+  }
+}
+
+void PriorityRouter::on_complete(Request& request, Nanos now) {
+  std::vector<Dispatch> dispatches;
+  {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(request.id());
+    if (it == entries_.end()) return;
+    Entry e = it->second;
+    entries_.erase(it);
+    ClassState& c = classes_[e.cls];
+    if (request.status().code == StatusCode::kCancelled && request.status().cause == AbortCause::kClientDisconnect) {
+      ++c.counts.cancelled;
+      if (c.m_cancelled) c.m_cancelled->inc();
+    }
+    if (e.state == State::kRunning) {
+      account_running_locked(now);
+      --c.running;
+      --running_total_;
+      if (!stopping_) collect_dispatches_locked(clock_->now(), dispatches);
+    } else {
+      --c.reserved;  // its Waiting, if any, is passed on empty when it reaches the front
+    }
+  }
+  for (auto& [b, d] : dispatches) d(std::move(b));
+}
+
+void PriorityRouter::tick(Nanos now) {
+  struct Expired {
+    Waiting w;
+    std::string message;
+  };
+  std::vector<Expired> expired;
+  std::vector<RequestPtr> heartbeats;
+  std::vector<std::pair<Waiting, DeferralHook>> deferred;
+  double deferred_retry = 0;
+  {
+    std::lock_guard lock(mu_);
+    bool evaluate = now - interval_start_ >= evaluate_every_;
+    for (std::size_t i = 0; i < classes_.size(); ++i) {
+      ClassState& c = classes_[i];
+      Nanos timeout = c.policy.queue_timeout;
+      // Class timeouts: the queue is in admission order, so only its front can be due.
+      while (timeout > 0 && !c.queue.empty() && now - c.queue.front().admitted_at >= timeout) {
+        expired.push_back({std::move(c.queue.front()), "waited " + seconds_text(now - c.queue.front().admitted_at) +
+                                                           " in the queue of class '" + c.policy.name + "' (queue_timeout " +
+                                                           seconds_text(timeout) + "); the pipeline is overloaded"});
+        c.queue.pop_front();
+      }
+      if (!evaluate) continue;
+      // Once per interval: own deadlines anywhere in the queue, and heartbeats.
+      for (auto w = c.queue.begin(); w != c.queue.end();) {
+        bool past_deadline = false;
+        for (const auto& r : w->batch->requests) past_deadline = past_deadline || (r->active() && r->expired(now));
+        if (past_deadline) {
+          expired.push_back({std::move(*w), "request deadline passed after waiting " + seconds_text(now - w->admitted_at) +
+                                                " in the queue of class '" + c.policy.name + "'"});
+          w = c.queue.erase(w);
+          continue;
+        }
+        if (heartbeat_interval_ > 0 && now - w->last_heartbeat >= heartbeat_interval_) {
+          w->last_heartbeat = now;
+          for (const auto& r : w->batch->requests) {
+            if (r->active() && r->input().stream) heartbeats.push_back(r);
+          }
+        }
+        ++w;
+      }
+    }
+    for (const auto& x : expired) {
+      for (const auto& r : x.w.batch->requests) {
+        auto it = entries_.find(r->id());
+        if (it == entries_.end() || !r->active()) continue;
+        ClassState& rc = classes_[it->second.cls];
+        ++rc.counts.timed_out;
+        if (rc.m_timed_out) rc.m_timed_out->inc();
+      }
+    }
+    if (evaluate) {
+      account_running_locked(now);
+      double busy = busy_integral_ / (static_cast<double>(now - interval_start_));
+      busy_integral_ = 0;
+      interval_start_ = now;
+      last_busy_fraction_ = busy;
+      std::int64_t queued = 0;
+      double rate = 0;
+      for (const auto& c : classes_) {
+        queued += c.reserved;
+        rate += c.drained.rate_at(now);
+      }
+      ShedLadder::Sample s;
+      s.now = now;
+      s.busy_fraction = busy;
+      s.first_class_depth = classes_[0].reserved;
+      s.queued = queued;
+      s.backlog_seconds = queued == 0 ? 0 : rate <= 0 ? 1e9 : static_cast<double>(queued) / rate;
+      int before = ladder_.level();
+      int level = ladder_.observe(s);
+      if (m_level_) m_level_->set(level);
+      if (m_busy_) m_busy_->set(busy);
+      if (level > before && !deferral_hooks_.empty()) {
+        // Queued work of newly shed classes from queue-fed sources goes back to its source.
+        for (std::size_t i = 0; i < classes_.size(); ++i) {
+          if (!shed_by_ladder_locked(i)) continue;
+          ClassState& c = classes_[i];
+          deferred_retry = retry_after_locked(c, now);
+          for (auto w = c.queue.begin(); w != c.queue.end();) {
+            auto hook = w->deferrable < 0 ? deferral_hooks_.end()
+                                          : deferral_hooks_.find(deferrable_sources_[static_cast<std::size_t>(w->deferrable)]);
+            if (hook == deferral_hooks_.end()) {
+              ++w;
+              continue;
+            }
+            deferred.emplace_back(std::move(*w), hook->second);
+            w = c.queue.erase(w);
+          }
+        }
+      }
+    }
+  }
+  for (auto& x : expired) {
+    for (const auto& r : x.w.batch->requests) {
+      r->complete(Status::Error(StatusCode::kDeadlineExceeded, x.message, AbortCause::kTimeout), now);
+    }
+    x.w.done(std::move(x.w.batch));
+  }
+  for (const auto& r : heartbeats) r->emit_event("heartbeat", "{}");
+  for (auto& [w, hook] : deferred) {
+    bool kept = false;
+    for (const auto& r : w.batch->requests) {
+      if (!r->active()) continue;
+      if (!hook(r, deferred_retry)) {
+        kept = true;  // the source could not take it back: it keeps its place
+        continue;
+      }
+      Status s = Status::Error(StatusCode::kOverloaded, "shed while queued (shedding level rose); deferred to the source's retry hook",
+                               AbortCause::kShed);
+      s.retry_after_seconds = deferred_retry;
+      if (r->complete(s, now)) {
+        std::lock_guard lock(mu_);
+        ++classes_[class_of(*r)].counts.deferred;
+        if (classes_[class_of(*r)].m_deferred) classes_[class_of(*r)].m_deferred->inc();
+      }
+    }
+    if (kept) {
+      std::lock_guard lock(mu_);
+      if (!stopping_) {
+        classes_[w.cls].queue.push_front(std::move(w));
+        continue;
+      }
+    }
+    w.done(std::move(w.batch));
+  }
+}
+
+void PriorityRouter::start() {
+  std::lock_guard lock(ticker_mu_);
+  if (ticker_.joinable()) return;
+  ticker_ = std::thread([this] { run_ticker(); });
+}
+
+void PriorityRouter::run_ticker() {
+  std::unique_lock lock(ticker_mu_);
+  while (!stopping_) {
+    // 5ms: queue timeouts land within 5ms; the ladder and heartbeats run every evaluate_every.
+    ticker_cv_.wait_for(lock, std::chrono::milliseconds(5));
+    if (stopping_) break;
+    lock.unlock();
+    tick(clock_->now());
+    lock.lock();
+  }
+}
+
+void PriorityRouter::stop() {
+  std::vector<Dispatch> rest;
+  {
+    std::lock_guard tl(ticker_mu_);
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    for (auto& c : classes_) {
+      for (auto& w : c.queue) rest.emplace_back(std::move(w.batch), std::move(w.done));
+      c.queue.clear();
+    }
+  }
+  ticker_cv_.notify_all();
+  if (ticker_.joinable() && ticker_.get_id() != std::this_thread::get_id()) ticker_.join();
+  // Queued requests were abandoned by the pipeline's drain; their batches still move on.
+  for (auto& [b, d] : rest) d(std::move(b));
+}
+
+PriorityRouter::ClassCounts PriorityRouter::counts(std::size_t cls) const {
+  std::lock_guard lock(mu_);
+  ClassCounts out = classes_.at(cls).counts;
+  out.queued = classes_[cls].reserved;
+  out.running = classes_[cls].running;
+  return out;
+}
+
+int PriorityRouter::shed_level() const {
+  std::lock_guard lock(mu_);
+  return ladder_.level();
+}
+
+double PriorityRouter::busy_fraction() const {
+  std::lock_guard lock(mu_);
+  return last_busy_fraction_;
+}
+
+std::string PriorityRouter::readiness_detail() const {
+  std::lock_guard lock(mu_);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", last_busy_fraction_);
+  std::string out = "{\"node\":\"" + name_ + "\",\"shed_level\":" + std::to_string(ladder_.level()) + ",\"busy_fraction\":" + buf +
+                    ",\"queued\":{";
+  for (std::size_t i = 0; i < classes_.size(); ++i) {
+    if (i) out += ",";
+    out += "\"" + classes_[i].policy.name + "\":" + std::to_string(classes_[i].reserved);
+  }
+  return out + "}}";
+}
+
+}  // namespace sluice

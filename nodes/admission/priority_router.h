@@ -1,0 +1,162 @@
+// PriorityRouter (`priority_router`): intake-time admission, per-class bounded queues and the
+// scheduling of work into the rest of the pipeline.
+//
+// Admission (AdmissionController::admit, called by Pipeline::submit on the connector's thread)
+// decides and reserves a request's queue place in one step under the router's lock: a class
+// whose queue is full, or that the shedding ladder has shed, answers kOverloaded (HTTP 429)
+// with a Retry-After of (class depth + 1) / the class's measured drain rate, capped by
+// `retry_after_max`. The admitted request then reaches `start_batch`, waits in its class's FIFO
+// and is let on (its batch's `done`) while fewer than `max_running` requests run below the
+// router; a running request frees its slot when it completes (on_complete). Which class gets
+// a free slot: strict priority when the measured busy fraction is at or above `strict_above`
+// or the ladder has shed anything, otherwise smooth weighted round robin by class weight.
+// Aging promotes a waiting request one class per `aging` of wait. A request waiting past its
+// class's queue_timeout or its own deadline completes with 504. Queued streaming requests get
+// a "heartbeat" event every `heartbeat_interval` (the HTTP sink writes it as an SSE comment).
+//
+// Every decision is counted per class (sluice_admission_*_total{node,class}); the ladder level
+// is the gauge sluice_shed_level{node} and appears in readiness_detail().
+//
+// Time: all decisions use the `now` passed in (from the pipeline's clock). `tick(now)` runs
+// timeouts, heartbeats and the ladder; start() launches a thread that calls it every few
+// milliseconds, tests call it directly with a ManualClock.
+//
+// Thread-safety: every public method may be called from any thread. Done callbacks, request
+// completions and sink events are issued outside the router's lock.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/admission.h"
+#include "graph/metrics.h"
+#include "graph/node.h"
+#include "nodes/admission/rate_meter.h"
+#include "nodes/admission/shed_ladder.h"
+#include "sluice/admission.pb.h"
+
+namespace sluice {
+
+struct RouterClassPolicy {
+  std::string name;
+  std::uint32_t max_queue = 0;  // 0: unbounded
+  Nanos queue_timeout = 0;      // 0: none
+  std::uint32_t weight = 1;
+};
+
+// The policy of the class at `position` when the file leaves a field out.
+RouterClassPolicy default_class_policy(std::size_t position, const std::string& name);
+
+class PriorityRouter final : public AsyncNode, public AdmissionController {
+ public:
+  // Throws std::invalid_argument naming the field when the config is unusable.
+  PriorityRouter(const PriorityRouterConfig& config, const NodeContext& ctx);
+  ~PriorityRouter() override;
+
+  // ---- AdmissionController
+  Status admit(const RequestPtr& request, const std::string& source, Nanos now) override;
+  void on_complete(Request& request, Nanos now) override;
+  std::string readiness_detail() const override;
+  void set_deferral_hook(const std::string& source, DeferralHook hook) override;
+
+  // ---- AsyncNode
+  void start_batch(BatchPtr batch, Done done) override;
+  void start() override;
+  void stop() override;
+
+  // Timeouts, heartbeats and the ladder at `now`.
+  void tick(Nanos now);
+
+  struct ClassCounts {
+    std::uint64_t admitted = 0, shed = 0, deferred = 0, timed_out = 0, cancelled = 0, dispatched = 0;
+    std::int64_t queued = 0;   // admitted, not yet let on
+    std::int64_t running = 0;  // let on, not yet completed
+  };
+  ClassCounts counts(std::size_t cls) const;
+  int shed_level() const;
+  double busy_fraction() const;
+  const std::vector<RouterClassPolicy>& policies() const { return policies_; }
+
+ private:
+  struct Waiting {
+    BatchPtr batch;
+    Done done;
+    std::size_t cls = 0;
+    Nanos admitted_at = 0;
+    Nanos last_heartbeat = 0;
+    int deferrable = -1;  // index into deferrable_sources_ of its source, or -1
+  };
+  enum class State { kReserved, kQueued, kRunning };
+  struct Entry {
+    std::size_t cls = 0;
+    State state = State::kReserved;
+    Nanos admitted_at = 0;
+    int deferrable = -1;
+  };
+  struct ClassState {
+    RouterClassPolicy policy;
+    std::deque<Waiting> queue;
+    std::int64_t reserved = 0;  // admitted, not yet let on (also those still on the way here)
+    std::int64_t running = 0;
+    RateMeter drained;          // requests let on per second
+    std::int64_t wrr_current = 0;
+    ClassCounts counts;
+    Counter* m_admitted = nullptr;
+    Counter* m_shed = nullptr;
+    Counter* m_deferred = nullptr;
+    Counter* m_timed_out = nullptr;
+    Counter* m_cancelled = nullptr;
+    Counter* m_dispatched = nullptr;
+    Histogram* m_wait = nullptr;
+  };
+  using Dispatch = std::pair<BatchPtr, Done>;
+
+  std::size_t class_of(const Request& r) const;
+  // Below the lock: picks what may run now and returns it to be let on outside the lock.
+  void collect_dispatches_locked(Nanos now, std::vector<Dispatch>& out);
+  int pick_class_locked(Nanos now) const;
+  bool strict_locked(Nanos now) const;
+  void account_running_locked(Nanos now);
+  double retry_after_locked(const ClassState& c, Nanos now) const;
+  bool shed_by_ladder_locked(std::size_t cls) const;
+  void run_ticker();
+
+  std::string name_;
+  Clock* clock_;
+  std::vector<RouterClassPolicy> policies_;
+  std::uint32_t max_running_;
+  double strict_above_;
+  Nanos aging_;
+  Nanos heartbeat_interval_;
+  double retry_after_max_;
+  Nanos evaluate_every_;
+  std::vector<std::string> deferrable_sources_;
+
+  mutable std::mutex mu_;
+  std::vector<ClassState> classes_;
+  std::unordered_map<std::uint64_t, Entry> entries_;  // admitted and not completed, by request id
+  std::int64_t running_total_ = 0;
+  ShedLadder ladder_;
+  // Busy fraction: integral of running/max_running over the current ladder interval.
+  double busy_integral_ = 0;
+  Nanos busy_since_ = 0;
+  Nanos interval_start_ = 0;
+  double last_busy_fraction_ = 0;
+  std::map<std::string, DeferralHook> deferral_hooks_;
+  Gauge* m_level_ = nullptr;
+  Gauge* m_busy_ = nullptr;
+
+  std::mutex ticker_mu_;
+  std::condition_variable ticker_cv_;
+  bool stopping_ = false;
+  std::thread ticker_;
+};
+
+}  // namespace sluice

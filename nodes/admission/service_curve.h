@@ -1,0 +1,58 @@
+// ServiceCurveHarness (`service_curve`): a BENCHMARK HARNESS, not a model.
+//
+// Serves each batch for time(b) = base_time * (1 + batch_cost * log2 b), where b is the
+// number of still-active requests in it, then answers each of them with `text` (one token)
+// and completes them. With the defaults eight requests in one batch cost 1.9x one request
+// (the rule of thumb that batching on an accelerator is nearly free), so admission and
+// batching can be measured against a known capacity without a model: capacity at batch b is
+// slots * b / time(b) requests per second.
+//
+// `slots` worker threads each serve one batch at a time; other batches wait in a FIFO inside
+// the harness (like kernels queued on one accelerator stream). Time is real (the workers
+// sleep); answers are stamped with the pipeline clock.
+//
+// Thread-safety: start_batch from any thread; stop() once, at shutdown, answers what is left
+// with 503.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graph/node.h"
+#include "sluice/admission.pb.h"
+
+namespace sluice {
+
+class ServiceCurveHarness final : public AsyncNode {
+ public:
+  ServiceCurveHarness(const ServiceCurveConfig& config, const NodeContext& ctx);
+  ~ServiceCurveHarness() override;
+
+  void start_batch(BatchPtr batch, Done done) override;
+  void start() override;
+  void stop() override;
+
+  // time(b) of the curve.
+  Nanos service_time(std::size_t batch_size) const;
+
+ private:
+  void serve();
+
+  Clock* clock_;
+  Nanos base_time_;
+  double batch_cost_;
+  std::uint32_t slots_;
+  std::string text_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::pair<BatchPtr, Done>> fifo_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace sluice
