@@ -1,4 +1,9 @@
 # SLUICE_SANITIZE=address builds everything with ASan+UBSan, =thread with TSan.
+#
+# Sanitizer builds also turn `__attribute__((target_clones(...)))` into a plain function:
+# the clones' ifunc resolvers run during dynamic relocation, before the sanitizer runtime is
+# initialised, and crash instrumented binaries at start-up. The kernels keep their portable
+# code path, which is what the sanitizers should check anyway.
 if(SLUICE_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
@@ -7,4 +12,8 @@ elseif(SLUICE_SANITIZE STREQUAL "thread")
   add_link_options(-fsanitize=thread)
 elseif(NOT SLUICE_SANITIZE STREQUAL "")
   message(FATAL_ERROR "SLUICE_SANITIZE must be '', 'address' or 'thread', not '${SLUICE_SANITIZE}'")
+endif()
+if(NOT SLUICE_SANITIZE STREQUAL "")
+  add_compile_options("-Dtarget_clones(...)=")
+  add_compile_definitions(SLUICE_SANITIZER_BUILD=1)
 endif()

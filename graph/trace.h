@@ -2,7 +2,9 @@
 // does this, nodes never time themselves), so queue wait and service time are known per stage.
 //
 // Stamps are appended lock-free: parallel branches may stamp the same request at once, each
-// into its own slot. Readers read after the request completed (completion publishes them).
+// into its own slot. Readers read in the sink's on_complete (on the completing thread, where
+// the completing stage's own stamp still has finished == 0), or after the pipeline is done
+// with the request's batch.
 // Capacity is fixed so a trace never allocates; stamps past capacity are counted and dropped.
 #pragma once
 

@@ -54,7 +54,9 @@ TEST(Pipeline, FanOutRunsBothBranchesAndJoinSeesBoth) {
   ASSERT_TRUE(sink->wait());
   EXPECT_TRUE(sink->status.ok()) << sink->status.message;
   EXPECT_EQ(sink->text(), "left;right;");
-  // Every stage stamped the request: two branches and the join.
+  // Every stage stamped the request: two branches and the join. Traces are read once the
+  // graph is done with the request (the completing stage stamps its finish afterwards).
+  h.pipeline->drain(kNanosPerSecond);
   EXPECT_EQ(r->trace().size(), 3u);
 }
 
