@@ -31,6 +31,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+port_free() {  # port: refuse to measure whatever else already answers there
+  if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/"; then
+    echo "run_bench: port $1 is already in use; set SLUICE_PORT/NGINX_PORT" >&2
+    exit 1
+  fi
+}
+alive() {  # pid name
+  kill -0 "$1" 2> /dev/null || { echo "run_bench: $2 exited; see $RUN" >&2; exit 1; }
+}
+
 wait_http() {  # url
   for _ in $(seq 1 100); do
     curl -fs -o /dev/null "$1" && return 0
@@ -45,6 +55,7 @@ start_sluice() {  # token_interval text
     "$BUILD/apps/sluice" run "$ROOT/bench/http/template.yaml" > "$RUN/sluice.log" 2>&1 &
   SLUICE_PID=$!
   wait_http "http://127.0.0.1:$SLUICE_PORT/readyz"
+  alive "$SLUICE_PID" sluice
 }
 stop_sluice() {
   kill "$SLUICE_PID"
@@ -64,10 +75,13 @@ parse_wrk() {  # file
 }
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
+port_free "$SLUICE_PORT"
+port_free "$NGINX_PORT"
 sed -e "s|@RUN@|$RUN|g" -e "s|@PORT@|$NGINX_PORT|g" "$ROOT/bench/http/nginx.conf.in" > "$RUN/nginx.conf"
 nginx -c "$RUN/nginx.conf" -p "$RUN" > /dev/null 2>&1 &
 NGINX_PID=$!
 wait_http "http://127.0.0.1:$NGINX_PORT/"
+alive "$NGINX_PID" nginx
 start_sluice 0s "hello world"
 
 echo "wrk -t1 -c64 -d$DURATION --latency, $ROUNDS rounds alternating (rate req/s, p50 ms, p99 ms, non-2xx)"
