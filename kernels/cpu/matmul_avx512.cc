@@ -90,7 +90,7 @@ inline __m512 pair_scale_f16(uint16_t a, uint16_t b, __m512i idx) {
   return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(_mm_cvtph_ps(h)));
 }
 inline __m512 pair_scale_f32(const float* d, __m512i idx) {
-  const __m128 v = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(d)));
+  const __m128 v = _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(d)));  // unaligned
   return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(v));
 }
 inline int32_t hsum256_epi32(__m256i v) {
