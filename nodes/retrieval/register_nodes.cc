@@ -63,16 +63,8 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .adds = {"hits"},
       .async = false,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
-        const auto& c = spec.fuse();
-        retrieval::RetrieveOptions o;
-        const auto method = retrieval::parse_fusion_method(c.method());
-        o.natural_language = {method, c.natural_language_bm25_weight(), c.rrf_k(), c.natural_language_final_bm25_weight()};
-        o.exact_lookup = {method, c.exact_lookup_bm25_weight(), c.rrf_k(), c.exact_lookup_bm25_weight()};
-        o.classify = c.classify();
-        o.feedback_docs = c.feedback_docs();
-        o.feedback_weight = c.feedback_weight();
-        o.top_k = c.top_k();
-        return std::make_unique<retrieval::FuseNode>(open_kb(c.knowledge_base(), ctx), o);
+        return std::make_unique<retrieval::FuseNode>(open_kb(spec.fuse().knowledge_base(), ctx),
+                                                     retrieval::retrieve_options_from(spec.fuse()));
       },
   });
   registry.add(NodeKind{

@@ -50,11 +50,15 @@ void HnswIndex::add(const float* vectors, std::size_t n) {
     g.addPoint(vectors, static_cast<hnswlib::labeltype>(first));
     start = 1;
   }
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(start, n, 64), [&](const tbb::blocked_range<std::size_t>& r) {
-    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      g.addPoint(vectors + i * dim_, static_cast<hnswlib::labeltype>(first + i));
-    }
-  });
+  auto insert = [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i != e; ++i) g.addPoint(vectors + i * dim_, static_cast<hnswlib::labeltype>(first + i));
+  };
+  if (!options_.parallel_insert) {
+    insert(start, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(start, n, 64),
+                    [&](const tbb::blocked_range<std::size_t>& r) { insert(r.begin(), r.end()); });
 }
 
 std::vector<std::vector<ScoredDoc>> HnswIndex::search(const float* queries, std::size_t nq,

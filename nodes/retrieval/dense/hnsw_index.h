@@ -5,8 +5,11 @@
 //   m (16): graph degree; memory and recall grow with it.
 //   ef_construction (200): build-time beam; build time and graph quality.
 //   ef_search (32): query-time beam; recall@10 0.979 at 32 on the anchors' data, raise for more.
-// add() inserts in parallel over oneTBB workers (hnswlib's insert is thread-safe); capacity grows
-// by resizing the graph. search() queries in parallel for batches.
+// add() inserts over oneTBB workers (see `parallel_insert`); capacity grows by resizing the
+// graph. search() queries in parallel for batches.
+// Sanitizer builds compile this file with hnswlib's NO_MANUAL_VECTORIZATION: hnswlib 0.6.2's
+// SSE prefetch in searchBaseLayer reads one link past a full neighbour list (a 4-byte over-read
+// used only as a prefetch address), which AddressSanitizer rightly reports.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,9 @@ struct HnswOptions {
   std::size_t ef_construction = 200;
   std::size_t ef_search = 32;
   std::uint64_t seed = 100;
+  // Insert over oneTBB workers (hnswlib's insert is thread-safe); false inserts on the caller's
+  // thread only, for deterministic graphs.
+  bool parallel_insert = true;
 };
 
 class HnswIndex final : public VectorIndex {

@@ -102,6 +102,18 @@ void RerankNode::process(Batch& batch) {
   }
 }
 
+RetrieveOptions retrieve_options_from(const FuseConfig& c) {
+  RetrieveOptions o;
+  const auto method = parse_fusion_method(c.method());
+  o.natural_language = {method, c.natural_language_bm25_weight(), c.rrf_k(), c.natural_language_final_bm25_weight()};
+  o.exact_lookup = {method, c.exact_lookup_bm25_weight(), c.rrf_k(), c.exact_lookup_bm25_weight()};
+  o.classify = c.classify();
+  o.feedback_docs = c.feedback_docs();
+  o.feedback_weight = c.feedback_weight();
+  o.top_k = c.top_k();
+  return o;
+}
+
 std::string hits_json(const RetrievalHits& hits, const IndexGeneration& gen) {
   nlohmann::json j;
   j["version"] = gen.version();

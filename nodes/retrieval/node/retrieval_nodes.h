@@ -18,6 +18,7 @@
 #include <string>
 
 #include "graph/node.h"
+#include "sluice/retrieval.pb.h"
 #include "nodes/retrieval/kb/extractive_answer.h"
 #include "nodes/retrieval/kb/knowledge_base.h"
 #include "nodes/retrieval/kb/retriever.h"
@@ -106,6 +107,11 @@ class AnswerNode final : public SyncNode {
   AnswerOptions options_;
   Clock* clock_;
 };
+
+// The engine options a `fuse` node config stands for (also what `sluice eval FILE` should use,
+// so evaluation measures the pipeline's own settings). Throws std::invalid_argument on an
+// unknown method.
+RetrieveOptions retrieve_options_from(const FuseConfig& config);
 
 // JSON text of ranked chunks, as /v1/retrieve returns them.
 std::string hits_json(const RetrievalHits& hits, const IndexGeneration& gen);

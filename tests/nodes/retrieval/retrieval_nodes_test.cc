@@ -120,3 +120,29 @@ TEST(RetrievalNodes, DenseWithoutEmbedFailsTheRequestClearly) {
 
 }  // namespace
 }  // namespace sluice::retrieval
+
+namespace sluice::retrieval {
+namespace {
+
+TEST(RetrievalNodes, FuseConfigMapsOntoEngineOptions) {
+  FuseConfig c;
+  c.set_method("rrf");
+  c.set_natural_language_bm25_weight(0.3f);
+  c.set_natural_language_final_bm25_weight(0.1f);
+  c.set_exact_lookup_bm25_weight(0.7f);
+  c.set_rrf_k(20);
+  c.set_feedback_docs(0);
+  c.set_top_k(5);
+  const RetrieveOptions o = retrieve_options_from(c);
+  EXPECT_EQ(o.natural_language.method, FusionMethod::kRrf);
+  EXPECT_FLOAT_EQ(o.natural_language.final_weight(), 0.1f);
+  EXPECT_FLOAT_EQ(o.exact_lookup.bm25_weight, 0.7f);
+  EXPECT_FLOAT_EQ(o.exact_lookup.rrf_k, 20.f);
+  EXPECT_EQ(o.feedback_docs, 0u);
+  EXPECT_EQ(o.top_k, 5u);
+  c.set_method("borda");
+  EXPECT_THROW(retrieve_options_from(c), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sluice::retrieval
