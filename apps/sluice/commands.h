@@ -17,5 +17,6 @@ int schema(const Args& args);
 int quantize(const Args& args);
 int model(const Args& args);
 int generate(const Args& args);
+int bench(const Args& args);  // apps/sluice/bench_command.cc
 
 }  // namespace sluice::cli

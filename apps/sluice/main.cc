@@ -23,6 +23,8 @@ commands:
                        rewrite a model with quantized weight matrices
   model synth --preset 15m|110m --type f32|f16|q8_0|q4_0 OUT.gguf
                        write a random-weight Llama of the anchors' shapes (speed tests)
+  bench [--target HOST:PORT] [--rates R1,R2] [--mix P0=20,P1=30,P2=50] [--stream] ...
+                       open-loop Poisson load over HTTP; per-class results, JSON, PNG plot
 )";
 
 }  // namespace
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
       {"quantize", sluice::cli::quantize},
       {"model", sluice::cli::model},
       {"generate", sluice::cli::generate},
+      {"bench", sluice::cli::bench},
   };
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <stdexcept>
 
 namespace sluice {
@@ -20,7 +21,9 @@ DynamicBatcher::DynamicBatcher(const DynamicBatcherConfig& config, const NodeCon
       make_batch_(ctx.make_batch),
       window_(to_nanos(config.window())),
       margin_(to_nanos(config.deadline_margin())),
-      adaptive_(config.adaptive()) {
+      adaptive_(config.adaptive()),
+      max_outstanding_(config.max_outstanding()),
+      per_class_(config.per_class()) {
   if (window_ < 100 * kNanosPerMicro || window_ > kNanosPerSecond) {
     throw std::invalid_argument("window: must be between 100us and 1s (5-20ms is the useful range), got " +
                                 std::to_string(nanos_to_seconds(window_)) + "s");
@@ -50,16 +53,86 @@ DynamicBatcher::DynamicBatcher(const DynamicBatcherConfig& config, const NodeCon
 
 DynamicBatcher::~DynamicBatcher() { stop(); }
 
-DynamicBatcher::Flush DynamicBatcher::take_locked(std::size_t cls, Nanos now) {
+DynamicBatcher::Flush DynamicBatcher::take_locked(Open& o, std::size_t cls, Nanos now) {
   ClassState& c = classes_[cls];
   Flush f;
   f.batch = make_batch_();
-  f.batch->requests = std::move(c.open.requests);
-  f.dones = std::move(c.open.dones);
+  f.batch->requests = std::move(o.requests);
+  f.dones = std::move(o.dones);
   if (c.size) c.size->observe(static_cast<double>(f.batch->requests.size()));
-  if (c.wait) c.wait->observe(nanos_to_seconds(now - c.open.opened));
-  c.open = Open{};
+  if (c.wait) c.wait->observe(nanos_to_seconds(now - o.opened));
+  o = Open{};
+  if (max_outstanding_ > 0) outstanding_.push_back(f.batch);
   return f;
+}
+
+bool DynamicBatcher::can_emit_locked() {
+  if (max_outstanding_ == 0) return true;
+  // A batch is answered when all its requests are done; bounded by max_outstanding_.
+  for (auto it = outstanding_.begin(); it != outstanding_.end();) {
+    bool answered = true;
+    for (const auto& r : (*it)->requests) answered = answered && r->done();
+    it = answered ? outstanding_.erase(it) : it + 1;
+  }
+  return outstanding_.size() < max_outstanding_;
+}
+
+void DynamicBatcher::drain_locked(Nanos now, std::vector<Flush>& out) {
+  if (max_outstanding_ > 0) {
+    // Continuous batching: the stage has room now. The batch takes each class's waiting
+    // requests in priority order, at most max_batch of each class and the largest cap in
+    // all, so P0 never waits behind P2 and the accelerator gets full batches.
+    while (can_emit_locked()) {
+      std::size_t top = classes_.size();
+      for (std::size_t i = 0; i < classes_.size() && top == classes_.size(); ++i) {
+        if (!classes_[i].sealed.empty() || !classes_[i].open.requests.empty()) top = i;
+      }
+      if (top == classes_.size()) return;
+      std::size_t cap = *std::max_element(caps_.begin(), caps_.end());
+      std::size_t class_room = 0;
+      Open merged;
+      merged.opened = now;
+      auto take_from = [&](Open& from) {
+        std::size_t k = std::min({cap - merged.requests.size(), from.requests.size(), class_room});
+        class_room -= k;
+        if (k == 0) return;
+        merged.opened = std::min(merged.opened, from.opened);
+        std::move(from.requests.begin(), from.requests.begin() + static_cast<std::ptrdiff_t>(k), std::back_inserter(merged.requests));
+        std::move(from.dones.begin(), from.dones.begin() + static_cast<std::ptrdiff_t>(k), std::back_inserter(merged.dones));
+        from.requests.erase(from.requests.begin(), from.requests.begin() + static_cast<std::ptrdiff_t>(k));
+        from.dones.erase(from.dones.begin(), from.dones.begin() + static_cast<std::ptrdiff_t>(k));
+      };
+      for (std::size_t i = top; i < classes_.size() && merged.requests.size() < cap; ++i) {
+        ClassState& c = classes_[i];
+        class_room = max_batch(i);
+        while (!c.sealed.empty() && merged.requests.size() < cap && class_room > 0) {
+          take_from(c.sealed.front());
+          if (c.sealed.front().requests.empty()) c.sealed.pop_front();
+        }
+        if (merged.requests.size() < cap) {
+          take_from(c.open);
+          if (c.open.requests.empty()) c.open = Open{};
+        }
+      }
+      out.push_back(take_locked(merged, top, now));
+    }
+    return;
+  }
+  while (can_emit_locked()) {
+    bool emitted = false;
+    for (std::size_t i = 0; i < classes_.size() && !emitted; ++i) {  // most urgent class first
+      ClassState& c = classes_[i];
+      if (!c.sealed.empty()) {
+        out.push_back(take_locked(c.sealed.front(), i, now));
+        c.sealed.pop_front();
+        emitted = true;
+      } else if (!c.open.requests.empty() && c.open.flush_at <= now) {
+        out.push_back(take_locked(c.open, i, now));
+        emitted = true;
+      }
+    }
+    if (!emitted) return;
+  }
 }
 
 void DynamicBatcher::emit(Flush& f) {
@@ -82,7 +155,7 @@ void DynamicBatcher::start_batch(BatchPtr batch, Done done) {
       flushes.back().dones.push_back(std::move(done));
     } else {
       Nanos now = clock_->now();
-      std::size_t cls = std::min<std::size_t>(r->priority, classes_.size() - 1);
+      std::size_t cls = per_class_ ? std::min<std::size_t>(r->priority, classes_.size() - 1) : 0;
       ClassState& c = classes_[cls];
       c.arrivals.record(now);
       Open& o = c.open;
@@ -93,12 +166,18 @@ void DynamicBatcher::start_batch(BatchPtr batch, Done done) {
       if (r->deadline != kNoDeadline) o.flush_at = std::min(o.flush_at, r->deadline - margin_);
       o.requests.push_back(r);
       o.dones.push_back(std::move(done));
-      // Adaptive: another arrival is unlikely before the flush time, so waiting buys nothing.
+      // Adaptive: on an idle system, when another arrival is unlikely before the flush time,
+      // waiting buys nothing.
       double expected_more = c.arrivals.rate_at(now) * nanos_to_seconds(std::max<Nanos>(0, o.flush_at - now));
-      bool full = o.requests.size() >= max_batch(cls);
-      if (full || o.flush_at <= now || (adaptive_ && expected_more < 1.0)) {
-        flushes.push_back(take_locked(cls, now));
+      if (adaptive_ && expected_more < 1.0 && (max_outstanding_ == 0 || (can_emit_locked() && outstanding_.empty()))) {
+        o.flush_at = now;
       }
+      if (o.requests.size() >= max_batch(cls)) {
+        o.flush_at = std::min(o.flush_at, now);
+        c.sealed.push_back(std::move(o));
+        o = Open{};
+      }
+      drain_locked(now, flushes);
     }
   }
   wake_.notify_one();
@@ -109,9 +188,7 @@ void DynamicBatcher::tick(Nanos now) {
   std::vector<Flush> flushes;
   {
     std::lock_guard lock(mu_);
-    for (std::size_t i = 0; i < classes_.size(); ++i) {  // most urgent class first
-      if (!classes_[i].open.requests.empty() && classes_[i].open.flush_at <= now) flushes.push_back(take_locked(i, now));
-    }
+    drain_locked(now, flushes);
   }
   for (auto& f : flushes) emit(f);
 }
@@ -119,6 +196,7 @@ void DynamicBatcher::tick(Nanos now) {
 Nanos DynamicBatcher::next_flush_locked() const {
   Nanos at = kNoDeadline;
   for (const auto& c : classes_) {
+    if (!c.sealed.empty()) at = std::min(at, c.sealed.front().flush_at);
     if (!c.open.requests.empty()) at = std::min(at, c.open.flush_at);
   }
   return at;
@@ -141,6 +219,8 @@ void DynamicBatcher::run_timer() {
     // Computed under the lock that start_batch holds while opening a batch: no lost wake-up.
     Nanos at = next_flush_locked();
     Nanos wait = at == kNoDeadline ? 100 * kNanosPerMilli : std::clamp<Nanos>(at - clock_->now(), 0, 100 * kNanosPerMilli);
+    // Due but held back by max_outstanding: poll for the next stage to answer.
+    if (wait == 0 && max_outstanding_ > 0 && !can_emit_locked()) wait = 200 * kNanosPerMicro;
     if (wait > 0) {
       wake_.wait_for(lock, std::chrono::nanoseconds(wait));
       continue;
@@ -158,7 +238,9 @@ void DynamicBatcher::stop() {
     stopping_ = true;
     Nanos now = clock_->now();
     for (std::size_t i = 0; i < classes_.size(); ++i) {
-      if (!classes_[i].open.requests.empty()) flushes.push_back(take_locked(i, now));
+      for (auto& o : classes_[i].sealed) flushes.push_back(take_locked(o, i, now));
+      classes_[i].sealed.clear();
+      if (!classes_[i].open.requests.empty()) flushes.push_back(take_locked(classes_[i].open, i, now));
     }
   }
   wake_.notify_all();

@@ -11,8 +11,15 @@
 //   - adaptive: the class's measured arrival rate says no further request is expected before
 //     the batch would flush anyway (rate x time left < 1), so a lone request on an idle system
 //     is sent at once instead of waiting out the window.
-// Classes flush in priority order when several are due at once. An incoming batch of more
-// than one request is already a batch and is passed on unchanged.
+// Classes flush in priority order when several are due at once. With `max_outstanding` > 0
+// at most that many emitted batches may be unanswered (a batch is answered when all its
+// requests have completed): while the next stage is busy, open batches keep filling (a full one
+// is sealed and a new one opens) and as soon as it has room, one batch leaves, whatever the
+// window: each class's waiting requests in priority order, at most max_batch of each class and
+// the largest max_batch in all. An accelerator is thus fed what queued during its last batch
+// and P0 never queues behind a P2 batch in the stage's FIFO (continuous batching; the window
+// only matters in the unlimited mode). An incoming
+// batch of more than one request is already a batch and is passed on unchanged.
 //
 // Each absorbed incoming batch's `done` is kept until its request leaves in a flushed batch:
 // one of them emits the new batch, the others are released with done(nullptr). Metrics per
@@ -27,6 +34,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -65,6 +73,7 @@ class DynamicBatcher final : public AsyncNode {
   };
   struct ClassState {
     Open open;
+    std::deque<Open> sealed;  // full batches waiting for the next stage to free
     RateMeter arrivals{kNanosPerSecond};
     Histogram* size = nullptr;
     Histogram* wait = nullptr;
@@ -73,7 +82,10 @@ class DynamicBatcher final : public AsyncNode {
     BatchPtr batch;
     std::vector<Done> dones;
   };
-  Flush take_locked(std::size_t cls, Nanos now);
+  Flush take_locked(Open& o, std::size_t cls, Nanos now);
+  // Emits what may leave now (sealed first, then due open batches; urgent classes first).
+  void drain_locked(Nanos now, std::vector<Flush>& out);
+  bool can_emit_locked();
   static void emit(Flush& f);
   Nanos next_flush_locked() const;
   void run_timer();
@@ -85,6 +97,9 @@ class DynamicBatcher final : public AsyncNode {
   Nanos margin_;
   bool adaptive_;
   std::vector<std::size_t> caps_;
+  std::uint32_t max_outstanding_;
+  bool per_class_;
+  std::deque<BatchPtr> outstanding_;  // emitted, not yet answered (only when max_outstanding_ > 0)
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

@@ -14,12 +14,29 @@
 #include "tests/graph/test_support.h"
 
 namespace sluice {
+
+void register_admission_nodes(NodeRegistry& registry);
+
 namespace {
 
 using testing::RecordingSink;
 
+// The admission kinds plus the graph tests' fixtures, without the other capabilities, so this
+// binary stays small enough to build under TSan quickly.
+NodeRegistry admission_registry() {
+  NodeRegistry reg;
+  register_admission_nodes(reg);
+  reg.add(NodeKind{"mark", "test", {"request"}, {"mark"}, false,
+                   [](const NodeSpec& s, const NodeContext&) { return std::make_unique<testing::MarkNode>(s.name()); }});
+  reg.add(NodeKind{"answer_marks", "test", {"request"}, {"answer"}, false,
+                   [](const NodeSpec&, const NodeContext& c) { return std::make_unique<testing::AnswerMarksNode>(c.clock); }});
+  reg.add(NodeKind{"hold", "test", {"request"}, {}, true,
+                   [](const NodeSpec&, const NodeContext&) { return std::make_unique<testing::HoldNode>(); }});
+  return reg;
+}
+
 struct PipelineHarness {
-  explicit PipelineHarness(const std::string& yaml) : reg(testing::test_registry()) {
+  explicit PipelineHarness(const std::string& yaml) : reg(admission_registry()) {
     spec = load_and_validate_text(yaml, "t.yaml", reg);
     pipeline = Pipeline::build(spec, reg, {&SteadyClock::instance(), &metrics});
     pipeline->start();
@@ -78,14 +95,14 @@ edges:
 }
 
 TEST(AdmissionPipeline, TwoRoutersOnOnePathAreRefused) {
-  NodeRegistry reg = testing::test_registry();
+  NodeRegistry reg = admission_registry();
   MetricsRegistry metrics;
   auto spec = load_and_validate_text(R"(name: two
 sources: [{name: api, kind: http}]
 nodes:
   - {name: r1, kind: priority_router}
   - {name: r2, kind: priority_router}
-  - {name: answer, kind: template, config: {text: hi}}
+  - {name: answer, kind: hold}
 edges:
   - {from: api, to: r1}
   - {from: r1, to: r2}

@@ -13,12 +13,14 @@ namespace {
 using testing::AdmissionFixture;
 
 struct BatcherHarness : AdmissionFixture {
-  explicit BatcherHarness(bool adaptive = false, std::vector<std::uint32_t> caps = {2, 4, 8}) {
+  explicit BatcherHarness(bool adaptive = false, std::vector<std::uint32_t> caps = {2, 4, 8}, std::uint32_t max_outstanding = 0) {
     DynamicBatcherConfig c;
     c.mutable_window()->set_nanos(10'000'000);
     for (auto cap : caps) c.add_max_batch(cap);
     c.set_adaptive(adaptive);
     c.mutable_deadline_margin()->set_nanos(5'000'000);
+    c.set_max_outstanding(max_outstanding);
+    c.set_per_class(true);  // the schema default (files get it from the loader)
     batcher = std::make_unique<DynamicBatcher>(c, context("batcher"));
   }
   void put(const RequestPtr& r) {
@@ -125,6 +127,31 @@ TEST(DynamicBatcher, P0IsNeverStuckBehindAP2Batch) {
   h.batcher->tick(h.clock.now());
   EXPECT_EQ(h.sizes(), (std::vector<int>{2, 1, 5}));
   EXPECT_EQ(h.emitted[1]->requests.front()->priority, 0);
+}
+
+// With max_outstanding 1 (an accelerator with one stream): requests keep queueing while the next
+// stage is busy, and when it answers, the most urgent class leaves first.
+TEST(DynamicBatcher, WhileTheNextStageIsBusyBatchesFillAndTheUrgentClassLeavesFirst) {
+  BatcherHarness h(/*adaptive=*/true, {2, 4, 8}, /*max_outstanding=*/1);
+  auto [first, s0] = h.request(2);
+  h.put(first);  // idle: sent at once
+  ASSERT_EQ(h.sizes(), (std::vector<int>{1}));
+  std::vector<RequestPtr> p2;
+  for (int i = 0; i < 5; ++i) {
+    p2.push_back(h.request(2).first);
+    h.put(p2.back());
+  }
+  h.clock.advance(20 * kNanosPerMilli);  // P2's window has passed, but the stage is busy
+  auto [p0, s1] = h.request(0);
+  h.put(p0);
+  h.batcher->tick(h.clock.now());
+  EXPECT_EQ(h.sizes(), (std::vector<int>{1}));
+  first->complete(Status::Ok(), h.clock.now());  // the stage answers
+  h.batcher->tick(h.clock.now());
+  // P0 first, though P2 waited longer, then P2 up to the largest cap (8): one batch of six.
+  ASSERT_EQ(h.sizes(), (std::vector<int>{1, 6}));
+  EXPECT_EQ(h.emitted[1]->requests.front(), p0);
+  EXPECT_EQ(h.emitted[1]->requests.back(), p2.back());
 }
 
 TEST(DynamicBatcher, AnIncomingBatchOfSeveralIsPassedOnUnchanged) {
