@@ -79,10 +79,29 @@ bool DynamicBatcher::can_emit_locked() {
 
 void DynamicBatcher::drain_locked(Nanos now, std::vector<Flush>& out) {
   if (max_outstanding_ > 0) {
-    // Continuous batching: the stage has room now. The batch takes each class's waiting
-    // requests in priority order, at most max_batch of each class and the largest cap in
-    // all, so P0 never waits behind P2 and the accelerator gets full batches.
-    while (can_emit_locked()) {
+    // Continuous batching: the stage has room now. The batch takes waiting requests in
+    // priority order up to the largest cap, so P0 never waits behind P2 and the accelerator
+    // gets full batches. (Capping P0's share would make P0 wait for later batches while P2
+    // fills this one.)
+    while (true) {
+      if (!can_emit_locked()) {
+        had_room_ = false;
+        return;
+      }
+      if (!had_room_) {
+        had_room_ = true;
+        room_since_ = now;  // the stage just answered a batch
+      }
+      std::size_t waiting = 0;
+      for (const auto& c : classes_) {
+        waiting += c.open.requests.size();
+        for (const auto& o : c.sealed) waiting += o.requests.size();
+      }
+      std::size_t full = *std::max_element(caps_.begin(), caps_.end());
+      // Once the stage has room, a batch waits at most `window` to fill (the requests the
+      // router lets on as the last batch completes are still arriving); an idle stage's room
+      // is older than the window, so a lone request leaves at once.
+      if (waiting == 0 || (waiting < full && now - room_since_ < window_)) return;
       std::size_t top = classes_.size();
       for (std::size_t i = 0; i < classes_.size() && top == classes_.size(); ++i) {
         if (!classes_[i].sealed.empty() || !classes_[i].open.requests.empty()) top = i;
@@ -104,7 +123,7 @@ void DynamicBatcher::drain_locked(Nanos now, std::vector<Flush>& out) {
       };
       for (std::size_t i = top; i < classes_.size() && merged.requests.size() < cap; ++i) {
         ClassState& c = classes_[i];
-        class_room = max_batch(i);
+        class_room = cap;
         while (!c.sealed.empty() && merged.requests.size() < cap && class_room > 0) {
           take_from(c.sealed.front());
           if (c.sealed.front().requests.empty()) c.sealed.pop_front();
@@ -195,10 +214,13 @@ void DynamicBatcher::tick(Nanos now) {
 
 Nanos DynamicBatcher::next_flush_locked() const {
   Nanos at = kNoDeadline;
+  bool waiting = false;
   for (const auto& c : classes_) {
     if (!c.sealed.empty()) at = std::min(at, c.sealed.front().flush_at);
     if (!c.open.requests.empty()) at = std::min(at, c.open.flush_at);
+    waiting = waiting || !c.sealed.empty() || !c.open.requests.empty();
   }
+  if (max_outstanding_ > 0 && waiting) return had_room_ ? room_since_ + window_ : 0;
   return at;
 }
 

@@ -15,8 +15,9 @@
 // at most that many emitted batches may be unanswered (a batch is answered when all its
 // requests have completed): while the next stage is busy, open batches keep filling (a full one
 // is sealed and a new one opens) and as soon as it has room, one batch leaves, whatever the
-// window: each class's waiting requests in priority order, at most max_batch of each class and
-// the largest max_batch in all. An accelerator is thus fed what queued during its last batch
+// window once full, otherwise at most `window` after the stage got room (requests let on as the
+// last batch completed are still arriving): waiting requests in priority order (all of P0, then
+// P1, ...), up to the largest max_batch; the per-class caps bound the window mode's batches. An accelerator is thus fed what queued during its last batch
 // and P0 never queues behind a P2 batch in the stage's FIFO (continuous batching; the window
 // only matters in the unlimited mode). An incoming
 // batch of more than one request is already a batch and is passed on unchanged.
@@ -100,6 +101,8 @@ class DynamicBatcher final : public AsyncNode {
   std::uint32_t max_outstanding_;
   bool per_class_;
   std::deque<BatchPtr> outstanding_;  // emitted, not yet answered (only when max_outstanding_ > 0)
+  bool had_room_ = true;              // continuous mode: the stage had room at the last look
+  Nanos room_since_ = 0;              // since when (a batch waits at most `window` after it)
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

@@ -148,6 +148,9 @@ TEST(DynamicBatcher, WhileTheNextStageIsBusyBatchesFillAndTheUrgentClassLeavesFi
   EXPECT_EQ(h.sizes(), (std::vector<int>{1}));
   first->complete(Status::Ok(), h.clock.now());  // the stage answers
   h.batcher->tick(h.clock.now());
+  EXPECT_EQ(h.sizes(), (std::vector<int>{1}));  // not full: up to one window for stragglers
+  h.clock.advance(10 * kNanosPerMilli);
+  h.batcher->tick(h.clock.now());
   // P0 first, though P2 waited longer, then P2 up to the largest cap (8): one batch of six.
   ASSERT_EQ(h.sizes(), (std::vector<int>{1, 6}));
   EXPECT_EQ(h.emitted[1]->requests.front(), p0);
