@@ -13,6 +13,7 @@
 
 #include "graph/admission.h"
 #include "graph/spec_validator.h"
+#include "graph/tsan_annotations.h"
 
 namespace sluice {
 
@@ -267,6 +268,7 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
   // all leaves; anything else is a pipeline that forgot a request, answered with an error.
   auto* finalizer = new flow::function_node<Hop, flow::continue_msg>(
       impl.graph, flow::unlimited, [clock, name = self->name_](const Hop& h) {
+        SLUICE_HANDOFF_ACQUIRE(h.batch.get());
         if (h.batch->pending_leaves.fetch_sub(1, std::memory_order_acq_rel) != 1) return flow::continue_msg();
         Nanos now = clock->now();
         for (auto& r : h.batch->requests) {
@@ -380,6 +382,7 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
     flow::sender<Hop>* output = nullptr;
     if (auto* sync = dynamic_cast<SyncNode*>(st->node.get())) {
       auto* fn = new flow::function_node<Hop, Hop>(impl.graph, concurrency, [clock, st, sync, begin, end](Hop h) {
+        SLUICE_HANDOFF_ACQUIRE(h.batch.get());
         Batch& b = *h.batch;
         Nanos start = clock->now();
         auto serviced = begin(b, h.ready_at, start);
@@ -393,6 +396,7 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
         }
         Nanos finish = clock->now();
         end(serviced, start, finish);
+        SLUICE_HANDOFF_RELEASE(h.batch.get());
         return Hop{std::move(h.batch), finish};
       });
       impl.owned.emplace_back(fn);
@@ -403,6 +407,7 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
       using AsyncFlowNode = flow::async_node<Hop, Hop>;
       auto* an = new AsyncFlowNode(
           impl.graph, concurrency, [clock, st, async, begin, end](Hop h, AsyncFlowNode::gateway_type& gw) {
+            SLUICE_HANDOFF_ACQUIRE(h.batch.get());
             Batch& b = *h.batch;
             Nanos start = clock->now();
             auto serviced = std::make_shared<Serviced>(begin(b, h.ready_at, start));
@@ -410,7 +415,10 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
             auto done = [clock, end, serviced, start, gw = &gw](BatchPtr out) {
               Nanos finish = clock->now();
               end(*serviced, start, finish);
-              if (out) gw->try_put(Hop{std::move(out), finish});  // null: absorbed (e.g. merged by a batcher)
+              if (out) {
+                SLUICE_HANDOFF_RELEASE(out.get());
+                gw->try_put(Hop{std::move(out), finish});
+              }  // null: absorbed (e.g. merged by a batcher)
               gw->release_wait();
             };
             if (!any_active(b)) {
@@ -560,6 +568,7 @@ Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
   batch->id = next_batch_id_.fetch_add(1, std::memory_order_relaxed);
   batch->requests.push_back(request);
   batch->pending_leaves.store(impl_->leaves_below[source], std::memory_order_relaxed);
+  SLUICE_HANDOFF_RELEASE(batch.get());
   entry->second->try_put(Hop{std::move(batch), now});
   return Status::Ok();
 }

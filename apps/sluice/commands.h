@@ -17,6 +17,8 @@ int schema(const Args& args);
 int quantize(const Args& args);
 int model(const Args& args);
 int generate(const Args& args);
+int ingest(const Args& args);
+int eval(const Args& args);
 int bench(const Args& args);  // apps/sluice/bench_command.cc
 
 }  // namespace sluice::cli

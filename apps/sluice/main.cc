@@ -17,6 +17,11 @@ commands:
   run FILE             serve the pipeline until SIGTERM/SIGINT, then drain
   kinds                list the node kinds this build knows
   schema               print the pipeline schema reference (Markdown)
+  ingest FILE --source PATH
+                       make the pipeline's knowledge base equal to PATH (file or directory),
+                       re-embedding only new or changed documents
+  eval FILE --dataset DIR [--tune] [--json OUT] [--trec-dir DIR]
+                       retrieval quality on a BEIR dataset (nDCG@10, R@10, R@100, MRR@10, P@10, MAP)
   generate --model M.gguf [--prompt P] [--max-tokens N] [--temperature T] ...
                        generate text from a GGUF Llama model (a quick look)
   quantize IN.gguf OUT.gguf q8_0|q4_0
@@ -39,6 +44,8 @@ int main(int argc, char** argv) {
       {"quantize", sluice::cli::quantize},
       {"model", sluice::cli::model},
       {"generate", sluice::cli::generate},
+      {"ingest", sluice::cli::ingest},
+      {"eval", sluice::cli::eval},
       {"bench", sluice::cli::bench},
   };
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {

@@ -251,7 +251,7 @@ TEST(SpecLoader, UnreadableFile) {
 
 TEST(SpecLoader, ShippedPipelinesAreValid) {
   NodeRegistry reg = testing::test_registry();
-  for (const char* f : {"pipelines/default.yaml", "pipelines/admission-demo.yaml"}) {
+  for (const char* f : {"pipelines/default.yaml", "pipelines/template.yaml", "pipelines/admission-demo.yaml"}) {
     EXPECT_NO_THROW(load_and_validate(std::string(SLUICE_SOURCE_DIR) + "/" + f, reg)) << f;
   }
 }

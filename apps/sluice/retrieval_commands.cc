@@ -1,0 +1,139 @@
+// `sluice ingest FILE --source PATH` and `sluice eval FILE --dataset DIR [--tune]`: thin
+// wrappers over nodes/retrieval. The pipeline file says which knowledge base (its retrieval
+// nodes' `knowledge_base`, relative to the file) and which fusion settings to use.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "apps/sluice/commands.h"
+#include "apps/sluice/registry.h"
+#include "nodes/retrieval/eval/evaluate.h"
+#include "nodes/retrieval/kb/knowledge_base.h"
+#include "nodes/retrieval/kb/loaders.h"
+#include "nodes/retrieval/node/retrieval_nodes.h"
+
+namespace sluice::cli {
+namespace {
+
+// The knowledge base directory the pipeline's retrieval nodes serve ("" when none).
+std::string knowledge_base_of(const LoadedSpec& spec) {
+  for (const auto& n : spec.pipeline.nodes()) {
+    std::string kb;
+    if (n.has_embed()) kb = n.embed().knowledge_base();
+    else if (n.has_bm25()) kb = n.bm25().knowledge_base();
+    else if (n.has_dense()) kb = n.dense().knowledge_base();
+    else if (n.has_fuse()) kb = n.fuse().knowledge_base();
+    else if (n.has_answer()) kb = n.answer().knowledge_base();
+    if (kb.empty()) continue;
+    std::filesystem::path p(kb);
+    if (p.is_relative()) p = std::filesystem::path(spec.base_dir) / p;
+    return p.lexically_normal().string();
+  }
+  return "";
+}
+
+bool flag(const Args& args, std::size_t& i, const char* name, std::string* out) {
+  if (args[i] != name || i + 1 >= args.size()) return false;
+  *out = args[++i];
+  return true;
+}
+
+}  // namespace
+
+int ingest(const Args& args) {
+  const char* usage = "sluice ingest FILE --source PATH   (PATH: a file or a directory; the knowledge base is made equal to it)";
+  std::string file, source;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (flag(args, i, "--source", &source)) continue;
+    if (file.empty() && args[i][0] != '-') {
+      file = args[i];
+      continue;
+    }
+    std::fprintf(stderr, "unexpected argument '%s'\nusage: %s\n", args[i].c_str(), usage);
+    return 2;
+  }
+  if (file.empty() || source.empty()) {
+    std::fprintf(stderr, "usage: %s\n", usage);
+    return 2;
+  }
+  LoadedSpec spec;
+  if (!load_pipeline(file, &spec)) return 2;
+  std::string dir = knowledge_base_of(spec);
+  if (dir.empty()) {
+    std::fprintf(stderr, "sluice ingest: %s has no retrieval node with a knowledge_base\n", file.c_str());
+    return 2;
+  }
+  retrieval::LoadedSource loaded = retrieval::load_path(source);
+  for (const auto& p : loaded.problems) std::cerr << "skipped: " << p.to_string() << "\n";
+  retrieval::KnowledgeBaseOptions options;
+  options.directory = dir;
+  std::filesystem::create_directories(dir);
+  retrieval::KnowledgeBase kb(options);
+  retrieval::IngestStats stats = kb.sync(std::move(loaded.documents));
+  for (const auto& p : stats.problems) std::cerr << "skipped: " << p.to_string() << "\n";
+  std::cout << "knowledge base " << dir << " version " << stats.version << ": " << stats.added << " added, "
+            << stats.updated << " updated, " << stats.unchanged << " unchanged, " << stats.deleted << " deleted; "
+            << stats.chunks_total << " chunks (" << stats.chunks_embedded << " embedded"
+            << (stats.refitted ? ", embedder refitted" : "") << ") in " << stats.seconds << " s";
+  std::size_t problems = loaded.problems.size() + stats.problems.size();
+  if (problems) std::cout << "; " << problems << " input problems";
+  std::cout << "\n";
+  return 0;
+}
+
+int eval(const Args& args) {
+  const char* usage = "sluice eval FILE --dataset DIR [--tune] [--folds N] [--json OUT.json] [--trec-dir DIR]";
+  std::string file, dataset, json_out, trec_dir, folds = "5";
+  bool tune = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (flag(args, i, "--dataset", &dataset) || flag(args, i, "--json", &json_out) || flag(args, i, "--trec-dir", &trec_dir) ||
+        flag(args, i, "--folds", &folds)) {
+      continue;
+    }
+    if (args[i] == "--tune") {
+      tune = true;
+      continue;
+    }
+    if (file.empty() && args[i][0] != '-') {
+      file = args[i];
+      continue;
+    }
+    std::fprintf(stderr, "unexpected argument '%s'\nusage: %s\n", args[i].c_str(), usage);
+    return 2;
+  }
+  if (file.empty() || dataset.empty()) {
+    std::fprintf(stderr, "usage: %s\n", usage);
+    return 2;
+  }
+  LoadedSpec spec;
+  if (!load_pipeline(file, &spec)) return 2;
+  retrieval::EvalOptions options;
+  for (const auto& n : spec.pipeline.nodes()) {
+    if (n.has_fuse()) options.retrieve = retrieval::retrieve_options_from(n.fuse());
+  }
+  options.tune = tune;
+  options.folds = std::stoul(folds);
+  retrieval::EvalReport report = retrieval::evaluate_dataset_dir(dataset, options);
+  for (const auto& p : report.problems) std::cerr << "skipped: " << p.to_string() << "\n";
+  std::printf("%-16s %8s %8s %8s %8s %8s %8s\n", "method", "nDCG@10", "R@10", "R@100", "MRR@10", "P@10", "MAP@100");
+  nlohmann::json j = report.to_json();
+  for (const auto& m : j["methods"]) {
+    const auto& s = m["metrics"];
+    std::printf("%-16s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f\n", m["name"].get<std::string>().c_str(), s.value("ndcg@10", 0.0),
+                s.value("recall@10", 0.0), s.value("recall@100", 0.0), s.value("mrr@10", 0.0), s.value("p@10", 0.0),
+                s.value("map@100", 0.0));
+  }
+  if (!json_out.empty()) std::ofstream(json_out) << j.dump(2) << "\n";
+  if (!trec_dir.empty()) {
+    std::filesystem::create_directories(trec_dir);
+    for (const auto& m : report.methods) {
+      std::ofstream out(std::filesystem::path(trec_dir) / (m.name + ".run"));
+      retrieval::write_trec_run(out, m.run, m.name);
+    }
+  }
+  return 0;
+}
+
+}  // namespace sluice::cli
