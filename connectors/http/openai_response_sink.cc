@@ -21,6 +21,15 @@ void OpenAiResponseSink::on_token(std::string_view piece) {
 }
 
 void OpenAiResponseSink::on_event(std::string_view type, std::string_view json) {
+  // A heartbeat keeps a queued or long-prefilling stream alive through proxies: an SSE
+  // comment, which clients ignore. Non-streamed answers have nothing to keep alive.
+  if (type == "heartbeat") {
+    if (options_.stream) {
+      start_stream();
+      writer_->write_chunk(": ping\n\n");
+    }
+    return;
+  }
   if (!options_.stream) {
     events_.emplace_back(type, json);
     return;

@@ -64,6 +64,25 @@ TEST_F(HttpSourceTest, ChatStreamDeliversEachTokenAsItIsWritten) {
   EXPECT_EQ(source_->server().active_streams(), 0u);
 }
 
+TEST_F(HttpSourceTest, HeartbeatIsAnSseCommentThatKeepsAQueuedStreamAlive) {
+  start();
+  TestClient client(port());
+  client.send(TestClient::post("/v1/completions", R"({"model":"sluice","prompt":"x","stream":true})"));
+  RequestPtr req = intake_.next_request();
+  req->emit_event("heartbeat", "{}");  // what the priority router sends while the request waits
+  ClientResponse head = client.read_head();
+  EXPECT_EQ(head.status, 200);
+  auto ping = client.next_event();  // ": ping" is a comment: no event name, no data
+  ASSERT_TRUE(ping);
+  EXPECT_EQ(ping->event, "");
+  EXPECT_EQ(ping->data, "");
+  req->emit_token("a", now());
+  EXPECT_EQ(event_json(client.next_event())["choices"][0]["text"], "a");
+  req->complete(Status::Ok(), now());
+  EXPECT_EQ(event_json(client.next_event())["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(client.next_event()->data, "[DONE]");
+}
+
 TEST_F(HttpSourceTest, CompletionStreamWithUsageTimingsAndSideEvents) {
   start();
   TestClient client(port());
