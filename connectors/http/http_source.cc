@@ -134,7 +134,7 @@ HttpResponse HttpSource::readiness() const {
   bool ready = pipeline_ready && !draining;
   std::string body = std::string("{\"status\":") + (ready ? "\"ready\"" : "\"not ready\"") +
                      ",\"pipeline_ready\":" + (pipeline_ready ? "true" : "false") +
-                     ",\"draining\":" + (draining ? "true" : "false") + "}";
+                     ",\"draining\":" + (draining ? "true" : "false") + ",\"admission\":" + intake_.admission_detail() + "}";
   return HttpResponse{ready ? 200 : 503, "application/json", {}, std::move(body)};
 }
 

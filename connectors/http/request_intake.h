@@ -38,6 +38,9 @@ class RequestIntake {
   virtual const std::vector<std::string>& stage_names() const = 0;
   virtual Clock& clock() const = 0;
   virtual MetricsRegistry& metrics() const = 0;
+  // Admission state for /readyz (e.g. the load-shedding level), a JSON object; Pipeline's
+  // admission_detail().
+  virtual std::string admission_detail() const { return "{}"; }
 };
 
 // Adapts a pipeline (which must outlive the returned intake).

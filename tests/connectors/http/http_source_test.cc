@@ -25,6 +25,7 @@ TEST_F(HttpSourceTest, ReadyzFollowsPipelineReadinessAndDrain) {
   auto r = roundtrip(TestClient::get("/readyz"));
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(parse_json(r.body)["status"], "ready");
+  EXPECT_TRUE(parse_json(r.body)["admission"].is_object());  // shedding level etc. when a router is configured
   intake_.ready_ = false;
   r = roundtrip(TestClient::get("/readyz"));
   EXPECT_EQ(r.status, 503);
