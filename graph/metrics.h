@@ -35,10 +35,8 @@ std::size_t metric_shard();
 class ShardedSum {
  public:
   void add(double v) {
-    std::atomic<double>& slot = slots_[metric_shard()].v;
-    // Only threads mapped to this shard write it: a relaxed load+store is enough when they are
-    // rare to collide; fetch_add keeps it exact when they do.
-    slot.fetch_add(v, std::memory_order_relaxed);
+    // Threads sharing a shard are rare; fetch_add keeps the sum exact when they collide.
+    slots_[metric_shard()].v.fetch_add(v, std::memory_order_relaxed);
   }
   double value() const {
     double total = 0;

@@ -233,14 +233,6 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
     predecessors[e.to()].push_back(e.from());
     fan_in[e.to()]++;
   }
-  std::function<int(const std::string&)> leaves = [&](const std::string& n) -> int {
-    if (auto it = impl.leaves_below.find(n); it != impl.leaves_below.end()) return it->second;
-    int total = 0;
-    if (successors[n].empty()) total = 1;
-    for (const auto& s : successors[n]) total += leaves(s);
-    // A join emits once per batch however many of its branches arrive.
-    return impl.leaves_below[n] = total;
-  };
   // Joins: a branch reaching a join counts once per join, not once per branch.
   std::function<int(const std::string&, std::set<std::string>&)> leaves_dedup =
       [&](const std::string& n, std::set<std::string>& seen_joins) -> int {
@@ -262,7 +254,6 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
     std::set<std::string> seen;
     impl.leaves_below[n.name()] = leaves_dedup(n.name(), seen);
   }
-  (void)leaves;
 
   // ---- the final stage: every request must have been answered when its batch has reached
   // all leaves; anything else is a pipeline that forgot a request, answered with an error.
@@ -271,12 +262,9 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
         SLUICE_HANDOFF_ACQUIRE(h.batch.get());
         if (h.batch->pending_leaves.fetch_sub(1, std::memory_order_acq_rel) != 1) return flow::continue_msg();
         Nanos now = clock->now();
+        retire_inactive(*h.batch, now, "end");
         for (auto& r : h.batch->requests) {
           if (r->done()) continue;
-          if (r->cancelled() || r->expired(now)) {
-            retire_inactive(*h.batch, now, "end");
-            continue;
-          }
           r->complete(Status::Error(StatusCode::kInternal, "pipeline '" + name + "' ended without answering the request",
                                     AbortCause::kFailure),
                       now);
@@ -322,10 +310,10 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
     ctx.install_admission = [&impl, &predecessors, pipeline, node = ns.name()](AdmissionController* controller) {
       // Every source upstream of the node consults the controller at intake.
       std::set<std::string> seen;
-      std::vector<std::string> todo{node};
-      while (!todo.empty()) {
-        std::string n = todo.back();
-        todo.pop_back();
+      std::vector<std::string> pending{node};
+      while (!pending.empty()) {
+        std::string n = pending.back();
+        pending.pop_back();
         if (!seen.insert(n).second) continue;
         if (impl.entries.count(n)) {
           AdmissionController*& slot = impl.admission[n];
@@ -335,7 +323,7 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
           }
           slot = controller;
         }
-        for (const auto& from : predecessors[n]) todo.push_back(from);
+        for (const auto& from : predecessors[n]) pending.push_back(from);
       }
       auto& list = pipeline->controllers_;
       if (std::find(list.begin(), list.end(), controller) == list.end()) list.push_back(controller);

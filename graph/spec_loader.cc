@@ -577,6 +577,7 @@ LoadedSpec load_spec_text_partial(const std::string& text, const std::string& pa
   if (spec.base_dir.empty()) spec.base_dir = ".";
   std::vector<SpecError> errors;
 
+  bool text_parsed = false;
   bool textproto = has_suffix(path, ".textproto") || has_suffix(path, ".pbtxt") || has_suffix(path, ".txtpb");
   if (textproto) {
     std::string substituted = substitute_text(text, env, path, errors);
@@ -585,7 +586,8 @@ LoadedSpec load_spec_text_partial(const std::string& text, const std::string& pa
     parser.RecordErrorsTo(&collector);
     pb::TextFormat::ParseInfoTree tree;
     parser.WriteLocationsTo(&tree);
-    if (parser.ParseFromString(substituted, &spec.pipeline)) {
+    text_parsed = parser.ParseFromString(substituted, &spec.pipeline);
+    if (text_parsed) {
       map_text_positions(spec.pipeline, &tree, "", spec.positions);
       // Text format names the config member directly; its kind may be left implicit.
       for (int i = 0; i < spec.pipeline.nodes_size(); ++i) {
@@ -624,8 +626,8 @@ LoadedSpec load_spec_text_partial(const std::string& text, const std::string& pa
     spec.positions.set_value("", {root.Mark().line + 1, root.Mark().column + 1});
     YamlConverter(path, env, spec.positions, errors).message(root, &spec.pipeline, "", "");
   }
-  bool text_syntax_failed = textproto && !errors.empty() && spec.positions.has("") == false && spec.pipeline.ByteSizeLong() == 0;
-  if (text_syntax_failed) throw SpecErrors(std::move(errors));
+  // A text-format syntax error leaves nothing usable to validate.
+  if (textproto && !text_parsed) throw SpecErrors(std::move(errors));
   apply_defaults(&spec.pipeline, "", spec.positions, path, errors);
   *errors_out = std::move(errors);
   return spec;

@@ -52,7 +52,6 @@ void check_required(const pb::Message& msg, const std::string& path, const std::
                    : fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING ? r->GetString(msg, fd).empty()
                                                                           : !spec.positions.has(child);
     if (missing) {
-      std::string where = path.empty() ? "the pipeline" : path;
       bool absent = !spec.positions.has(child);
       errors.push_back(spec.error_at(absent ? path : child, node,
                                      absent ? "missing required field '" + child + "'"
