@@ -1,31 +1,36 @@
 #include "nodes/generation/generate_node.h"
 
-#include <atomic>
-#include <cstdlib>
-#include <filesystem>
-#include <stdexcept>
+#include <algorithm>
+#include <thread>
 
 #include "graph/batch.h"
-#include "nodes/generation/model_error.h"
+#include "nodes/generation/engine/shared_engines.h"
+#include "nodes/generation/model_path.h"
 
 namespace sluice::generation {
 
 GenerateNodeOptions generate_options_from(const GenerateConfig& config, const std::string& base_dir) {
   GenerateNodeOptions o;
-  std::string path = config.model();
-  if (path.empty()) {
-    const char* env = std::getenv("SLUICE_MODEL");
-    if (!env || !*env) throw std::invalid_argument("model is not set and SLUICE_MODEL is empty");
-    path = env;
-  } else if (std::filesystem::path(path).is_relative() && !base_dir.empty()) {
-    path = (std::filesystem::path(base_dir) / path).string();
+  o.model_path = model_path_from(config.model(), base_dir);
+  EngineOptions& e = o.engine;
+  e.threads = config.threads() > 0 ? int(config.threads()) : int(std::max(1u, std::thread::hardware_concurrency()));
+  e.context = int(config.context());
+  e.max_waiting = config.max_waiting() > 0 ? config.max_waiting() : 256;
+  if (config.max_running() > 0) e.max_running = int(config.max_running());
+  if (config.class_caps_size() > 0) {
+    e.class_caps.clear();
+    for (int i = 0; i < config.class_caps_size(); ++i) {
+      if (config.class_caps(i) == 0)
+        throw std::invalid_argument("class_caps[" + std::to_string(i) + "]: must be at least 1");
+      e.class_caps.push_back(int(config.class_caps(i)));
+    }
   }
-  o.model_path = path;
-  o.streams = config.streams() > 0 ? int(config.streams()) : 1;
-  o.generator.threads = config.threads() > 0 ? int(config.threads()) : 1;
-  o.generator.context = int(config.context());
+  if (config.step_tokens() > 0) e.step_tokens = int(config.step_tokens());
+  if (config.interleaved_prefill() > 0) e.interleaved_prefill = int(config.interleaved_prefill());
+  e.kv_budget_bytes = config.kv_budget();
+  if (config.block_size() > 0) e.block_size = int(config.block_size());
+  e.prefix_cache = config.prefix_cache();
   o.max_tokens = config.max_tokens() > 0 ? int(config.max_tokens()) : 256;
-  o.max_waiting = config.max_waiting();
   return o;
 }
 
@@ -45,19 +50,78 @@ GenerationRequest generation_request_for(const Request& request, int default_max
   return g;
 }
 
+namespace {
+
+void complete_finished(Request& r, const EngineResult& res, bool node_stopping, Nanos now) {
+  r.usage.prompt_tokens = res.prompt_tokens;
+  r.usage.completion_tokens = res.completion_tokens;
+  if (res.finish == EngineFinish::kStop || res.finish == EngineFinish::kLength) {
+    r.finish_reason = engine_finish_name(res.finish);
+    r.complete(Status::Ok(), now);
+    return;
+  }
+  r.finish_reason = "cancelled";
+  if (res.finish == EngineFinish::kCancelled && r.cancelled())
+    r.complete(Status::Error(StatusCode::kCancelled, "request cancelled while generating", r.cancel_cause()), now);
+  else if (res.finish == EngineFinish::kCancelled && !node_stopping && r.expired(now))
+    r.complete(Status::Error(StatusCode::kDeadlineExceeded, "request deadline passed while generating", AbortCause::kTimeout), now);
+  else
+    r.complete(Status::Error(StatusCode::kUnavailable, "generate: shutting down", AbortCause::kShutdown), now);
+}
+
+}  // namespace
+
+EngineRequest engine_request_for(const RequestPtr& request, const std::string& prompt, int default_max_tokens,
+                                 Clock* clock, std::shared_ptr<const std::atomic<bool>> stopping,
+                                 std::function<void()> on_done) {
+  const GenerationRequest g = generation_request_for(*request, default_max_tokens);
+  EngineRequest e;
+  e.prompt = prompt;
+  e.sampling = g.sampling;
+  e.max_tokens = g.max_tokens;
+  e.stop = g.stop;
+  // Unrouted requests (kDefaultPriority) count as interactive: HTTP's default class is P0.
+  e.priority = request->priority == Request::kDefaultPriority ? 0 : int(request->priority);
+  e.tenant = request->tenant;
+  e.should_stop = [request, clock, stopping] {
+    return request->cancelled() || request->done() || request->expired(clock->now()) ||
+           stopping->load(std::memory_order_relaxed);
+  };
+  e.on_text = [request, clock](std::string_view piece) { request->emit_token(piece, clock->now()); };
+  e.on_finish = [request, clock, stopping, on_done = std::move(on_done)](const EngineResult& res) {
+    complete_finished(*request, res, stopping->load(std::memory_order_relaxed), clock->now());
+    if (on_done) on_done();
+  };
+  return e;
+}
+
+void complete_refused(Request& r, const SubmitOutcome& outcome, Nanos now) {
+  switch (outcome.error) {
+    case SubmitError::kOverloaded: {
+      Status s = Status::Error(StatusCode::kOverloaded, "generate: " + outcome.message, AbortCause::kShed);
+      s.retry_after_seconds = 1;
+      r.complete(std::move(s), now);
+      return;
+    }
+    case SubmitError::kInvalid:
+      r.finish_reason = "error";
+      r.complete(Status::Error(StatusCode::kInvalidArgument, "generate: " + outcome.message), now);
+      return;
+    default:
+      r.complete(Status::Error(StatusCode::kUnavailable, "generate: shutting down", AbortCause::kShutdown), now);
+  }
+}
+
 struct GenerateNode::BatchState {
   BatchPtr batch;
   Done done;
   std::atomic<size_t> open{0};
 };
 
-GenerateNode::GenerateNode(const GenerateNodeOptions& options, Clock* clock) : options_(options), clock_(clock) {
-  try {
-    model_ = LlamaModel::load(options.model_path);
-  } catch (const ModelError& e) {
-    throw std::invalid_argument(e.what());
-  }
-  for (int i = 0; i < options_.streams; ++i) streams_.emplace_back([this, i] { run_stream(i); });
+GenerateNode::GenerateNode(const GenerateNodeOptions& options, Clock* clock, MetricsRegistry* metrics,
+                           const std::vector<std::string>& class_names)
+    : options_(options), clock_(clock) {
+  engine_ = shared_serving_engine(options.model_path, options.engine, metrics, class_names);
 }
 
 GenerateNode::~GenerateNode() { stop(); }
@@ -73,94 +137,42 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
   auto state = std::make_shared<BatchState>();
   state->batch = batch;
   state->done = std::move(done);
-  // One extra count held while jobs are queued, so the batch cannot finish early.
+  // One extra count held while submitting, so the batch cannot finish early.
   state->open.store(batch->requests.size() + 1, std::memory_order_release);
-  size_t queued = 0;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& r : batch->requests) {
-      if (!r->active()) continue;
-      if (stopping_) {
+  for (const RequestPtr& r : batch->requests) {
+    if (!r->active() || stopping_->load()) {
+      if (r->active())
         r->complete(Status::Error(StatusCode::kUnavailable, "generate: shutting down", AbortCause::kShutdown), clock_->now());
-      } else if (waiting_.size() >= options_.max_waiting + size_t(options_.streams)) {
-        Status s = Status::Error(StatusCode::kOverloaded, "generate: too many requests waiting for the model", AbortCause::kShed);
-        s.retry_after_seconds = 1;
-        r->complete(std::move(s), clock_->now());
-      } else {
-        waiting_.push_back(Job{r, state});
-        ++queued;
-      }
+      finish(state);
+      continue;
+    }
+    const auto attached = r->attachment<std::string>("prompt");
+    const std::string prompt = attached ? *attached : r->input().query();
+    {
+      std::lock_guard lock(mu_);
+      ++outstanding_;
+    }
+    auto on_done = [this, state] {
+      finish(state);
+      std::lock_guard lock(mu_);
+      if (--outstanding_ == 0) idle_.notify_all();
+    };
+    SubmitOutcome outcome =
+        engine_->submit(engine_request_for(r, prompt, options_.max_tokens, clock_, stopping_, on_done));
+    if (!outcome.ok()) {
+      complete_refused(*r, outcome, clock_->now());
+      on_done();
     }
   }
-  if (queued > 0) wake_.notify_all();
-  // Requests not queued count as finished now; then release the set-up count.
-  const size_t skipped = batch->requests.size() - queued;
-  if (skipped > 0) state->open.fetch_sub(skipped, std::memory_order_acq_rel);
   finish(state);
 }
 
-void GenerateNode::run_stream(int index) {
-  Generator gen(*model_, options_.generator);
-  while (true) {
-    Job job;
-    {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [&] { return stopping_ || !waiting_.empty(); });
-      if (waiting_.empty()) return;  // stopping and drained
-      job = std::move(waiting_.front());
-      waiting_.pop_front();
-    }
-    if (stopping_) {
-      job.request->complete(Status::Error(StatusCode::kUnavailable, "generate: shutting down", AbortCause::kShutdown),
-                            clock_->now());
-    } else {
-      serve(gen, *job.request);
-    }
-    finish(job.batch);
-  }
-}
-
-void GenerateNode::serve(Generator& gen, Request& r) {
-  if (!r.active()) return;
-  GenerationRequest g = generation_request_for(r, options_.max_tokens);
-  if (auto prompt = r.attachment<std::string>("prompt")) {
-    g.prompt = *prompt;
-  } else {
-    g.prompt = r.input().query();
-  }
-  g.should_stop = [&] { return r.cancelled() || r.done() || r.expired(clock_->now()) || stopping_; };
-  try {
-    const GenerationResult res = gen.generate(g, [&](std::string_view piece) { r.emit_token(piece, clock_->now()); });
-    r.usage.prompt_tokens = res.prompt_tokens;
-    r.usage.completion_tokens = res.completion_tokens;
-    const Nanos now = clock_->now();
-    if (res.finish == FinishReason::kCancelled) {
-      r.finish_reason = "cancelled";
-      if (r.cancelled())
-        r.complete(Status::Error(StatusCode::kCancelled, "request cancelled while generating", r.cancel_cause()), now);
-      else if (r.expired(now))
-        r.complete(Status::Error(StatusCode::kDeadlineExceeded, "request deadline passed while generating", AbortCause::kTimeout), now);
-      else
-        r.complete(Status::Error(StatusCode::kUnavailable, "generate: shutting down", AbortCause::kShutdown), now);
-      return;
-    }
-    r.finish_reason = finish_reason_name(res.finish);
-    r.complete(Status::Ok(), now);
-  } catch (const ModelError& e) {  // e.g. the prompt does not fit the context
-    r.finish_reason = "error";
-    r.complete(Status::Error(StatusCode::kInvalidArgument, e.what()), clock_->now());
-  }
-}
-
 void GenerateNode::stop() {
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  for (auto& t : streams_)
-    if (t.joinable()) t.join();
+  stopping_->store(true);
+  // Sequences see the flag at the engine's next step and complete; wait for them so no
+  // callback outlives the node.
+  std::unique_lock lock(mu_);
+  idle_.wait(lock, [&] { return outstanding_ == 0; });
 }
 
 }  // namespace sluice::generation

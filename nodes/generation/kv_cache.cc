@@ -1,5 +1,7 @@
 #include "nodes/generation/kv_cache.h"
 
+#include <algorithm>
+
 namespace sluice::generation {
 
 KvBlockPool::KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks)
@@ -25,6 +27,14 @@ int32_t KvBlockPool::allocate() {
 }
 
 void KvBlockPool::release(int32_t block) { free_.push_back(block); }
+
+void KvBlockPool::copy_block(int32_t from, int32_t to) {
+  const size_t floats = size_t(block_size_) * size_t(kv_dim_);
+  for (int l = 0; l < n_layers_; ++l) {
+    std::copy_n(k_[size_t(l)].get() + size_t(from) * floats, floats, k_[size_t(l)].get() + size_t(to) * floats);
+    std::copy_n(v_[size_t(l)].get() + size_t(from) * floats, floats, v_[size_t(l)].get() + size_t(to) * floats);
+  }
+}
 
 KvSequence::~KvSequence() { clear(); }
 

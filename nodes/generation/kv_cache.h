@@ -25,6 +25,10 @@ class KvBlockPool {
 
   int32_t allocate();  // -1 when the pool is exhausted
   void release(int32_t block);
+  // Copies every layer's keys and values of block `from` into block `to` (copy-on-write).
+  void copy_block(int32_t from, int32_t to);
+  // Bytes of keys and values one block holds across all layers.
+  size_t block_bytes() const { return size_t(n_layers_) * 2 * size_t(block_size_) * size_t(kv_dim_) * sizeof(float); }
 
  private:
   int n_layers_, kv_dim_, block_size_, num_blocks_;

@@ -1,6 +1,8 @@
 #include "nodes/generation/llama_forward.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace sluice::generation {
 
@@ -35,10 +37,53 @@ void LlamaForward::forward(const int32_t* tokens, int64_t n, int64_t pos0, KvBlo
 
 void LlamaForward::forward_chunk(const int32_t* tokens, int64_t n, int64_t pos0, KvBlockPool& pool,
                                  const KvSequence& seq, float* logits, bool all_logits) {
+  const ForwardSegment segment{tokens, n, pos0, seq.table(), nullptr};
+  run_layers(&segment, 1, n, pool);
+  if (!logits) return;
+  // Only the rows whose logits are wanted go through the final norm and output matrix.
   const LlamaConfig& c = model_.config();
-  const int64_t dim = c.dim, hid = c.hidden_dim;
+  const int64_t first = all_logits ? 0 : n - 1;
+  const int64_t rows = n - first;
+  backend_.rms_norm(x_.data() + first * c.dim, model_.output_norm, rows, c.dim, c.rms_eps, xb_.data());
+  backend_.matmul(model_.output, xb_.data(), rows, logits);
+}
+
+void LlamaForward::forward_batch(const ForwardSegment* segments, size_t count, KvBlockPool& pool) {
+  int64_t total = 0;
+  for (size_t i = 0; i < count; ++i) total += segments[i].n;
+  if (total > max_batch_)
+    throw std::length_error("forward_batch: " + std::to_string(total) + " tokens exceed max_batch " +
+                            std::to_string(max_batch_));
+  if (total == 0) return;
+  run_layers(segments, count, total, pool);
+  // Gather the last row of every segment that wants logits, then one output product for all.
+  const LlamaConfig& c = model_.config();
+  const int64_t dim = c.dim, vocab = c.vocab_size;
+  int64_t rows = 0, offset = 0;
+  for (size_t i = 0; i < count; ++i) {
+    offset += segments[i].n;
+    if (segments[i].logits && segments[i].n > 0)
+      std::copy_n(x_.data() + (offset - 1) * dim, dim, att_.data() + rows++ * dim);
+  }
+  if (rows == 0) return;
+  backend_.rms_norm(att_.data(), model_.output_norm, rows, dim, c.rms_eps, xb_.data());
+  if (batch_logits_.size() < size_t(rows * vocab)) batch_logits_.resize(size_t(rows * vocab));
+  backend_.matmul(model_.output, xb_.data(), rows, batch_logits_.data());
+  rows = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (segments[i].logits && segments[i].n > 0)
+      std::copy_n(batch_logits_.data() + rows++ * vocab, vocab, segments[i].logits);
+}
+
+void LlamaForward::run_layers(const ForwardSegment* segments, size_t count, int64_t n, KvBlockPool& pool) {
+  const LlamaConfig& c = model_.config();
+  const int64_t dim = c.dim, hid = c.hidden_dim, kv_dim = int64_t(c.n_kv_heads) * c.head_dim;
   kernels::KernelBackend& be = backend_;
-  for (int64_t t = 0; t < n; ++t) be.get_row(model_.token_embd, tokens[t], x_.data() + t * dim);
+  {
+    int64_t t = 0;
+    for (size_t i = 0; i < count; ++i)
+      for (int64_t j = 0; j < segments[i].n; ++j, ++t) be.get_row(model_.token_embd, segments[i].tokens[j], x_.data() + t * dim);
+  }
   const kernels::AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
   for (int l = 0; l < c.n_layers; ++l) {
     const LlamaLayer& L = model_.layers[size_t(l)];
@@ -47,10 +92,19 @@ void LlamaForward::forward_chunk(const int32_t* tokens, int64_t n, int64_t pos0,
     be.matmul(L.wq, xb_.data(), n, q_.data());
     be.matmul(L.wk, xb_.data(), n, k_.data());
     be.matmul(L.wv, xb_.data(), n, v_.data());
-    be.rope(q_.data(), n, c.n_heads, c.head_dim, c.n_rot, pos0, c.rope_base);
-    be.rope(k_.data(), n, c.n_kv_heads, c.head_dim, c.n_rot, pos0, c.rope_base);
-    be.kv_store(kv, seq.table(), pos0, n, k_.data(), v_.data());
-    be.attention(q_.data(), kv, seq.table(), pos0, n, shape, att_.data());
+    // Position-dependent work, per segment: each has its own positions and block table.
+    int64_t t = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const ForwardSegment& s = segments[i];
+      if (s.n == 0) continue;
+      float* q = q_.data() + t * dim;
+      float* k = k_.data() + t * kv_dim;
+      be.rope(q, s.n, c.n_heads, c.head_dim, c.n_rot, s.pos0, c.rope_base);
+      be.rope(k, s.n, c.n_kv_heads, c.head_dim, c.n_rot, s.pos0, c.rope_base);
+      be.kv_store(kv, s.block_table, s.pos0, s.n, k, v_.data() + t * kv_dim);
+      be.attention(q, kv, s.block_table, s.pos0, s.n, shape, att_.data() + t * dim);
+      t += s.n;
+    }
     be.matmul(L.wo, att_.data(), n, xb_.data());
     be.add(x_.data(), xb_.data(), n * dim);
     be.rms_norm(x_.data(), L.ffn_norm, n, dim, c.rms_eps, xb_.data());
@@ -60,12 +114,6 @@ void LlamaForward::forward_chunk(const int32_t* tokens, int64_t n, int64_t pos0,
     be.matmul(L.w_down, gate_.data(), n, xb_.data());
     be.add(x_.data(), xb_.data(), n * dim);
   }
-  if (!logits) return;
-  // Only the rows whose logits are wanted go through the final norm and output matrix.
-  const int64_t first = all_logits ? 0 : n - 1;
-  const int64_t rows = n - first;
-  be.rms_norm(x_.data() + first * dim, model_.output_norm, rows, dim, c.rms_eps, xb_.data());
-  be.matmul(model_.output, xb_.data(), rows, logits);
 }
 
 }  // namespace sluice::generation

@@ -3,6 +3,12 @@
 // KV blocks, and returns logits. Prompts run as matrix-matrix products in chunks of at most
 // max_batch tokens; decoding runs one token (matrix-vector).
 //
+// forward_batch runs a ragged batch: several sequences' segments (a decode token, a prefill
+// chunk) in one pass. The matrix products see every segment's tokens together, so one read of
+// the weights serves the whole batch; rotary, KV writes and attention run per segment, through
+// that segment's own block table. The kernels compute each token's row independently of the
+// others in the batch, so a sequence's logits do not depend on what it was batched with.
+//
 // Owns its scratch buffers; borrows the model and backend (which must outlive it). One thread
 // at a time.
 #pragma once
@@ -16,6 +22,17 @@
 
 namespace sluice::generation {
 
+// One sequence's part of a ragged batch: tokens[0, n) at positions pos0.., KV written through
+// block_table (which must already cover pos0 + n positions). When logits is set, the last
+// token's vocab_size logits are written there.
+struct ForwardSegment {
+  const int32_t* tokens = nullptr;
+  int64_t n = 0;
+  int64_t pos0 = 0;
+  const int32_t* block_table = nullptr;
+  float* logits = nullptr;
+};
+
 class LlamaForward {
  public:
   LlamaForward(const LlamaModel& model, kernels::KernelBackend& backend, int max_batch = 512);
@@ -26,14 +43,23 @@ class LlamaForward {
   void forward(const int32_t* tokens, int64_t n, int64_t pos0, KvBlockPool& pool,
                const KvSequence& seq, float* logits, bool all_logits = false);
 
+  // Runs `count` segments together; their tokens total at most max_batch() (std::length_error
+  // otherwise). Token ids must be < vocab_size.
+  void forward_batch(const ForwardSegment* segments, size_t count, KvBlockPool& pool);
+
+  int max_batch() const { return max_batch_; }
+
  private:
   void forward_chunk(const int32_t* tokens, int64_t n, int64_t pos0, KvBlockPool& pool,
                      const KvSequence& seq, float* logits, bool all_logits);
+  // Embedding and every layer for n tokens laid out segment after segment; leaves the final
+  // hidden states in x_.
+  void run_layers(const ForwardSegment* segments, size_t count, int64_t n, KvBlockPool& pool);
 
   const LlamaModel& model_;
   kernels::KernelBackend& backend_;
   int max_batch_;
-  std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_;
+  std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, batch_logits_;
 };
 
 }  // namespace sluice::generation

@@ -7,13 +7,13 @@ namespace sluice {
 void register_generation_nodes(NodeRegistry& registry) {
   registry.add(NodeKind{
       .kind = "generate",
-      .summary = "Streams a Llama model's answer (GGUF; own CPU kernels) into the request's sink.",
+      .summary = "Streams a Llama model's answer into the request's sink through the serving engine (continuous batching, paged KV with prefix reuse).",
       .needs = {"request"},
       .adds = {"answer"},
       .async = true,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
         return std::make_unique<generation::GenerateNode>(
-            generation::generate_options_from(spec.generate(), ctx.base_dir), ctx.clock);
+            generation::generate_options_from(spec.generate(), ctx.base_dir), ctx.clock, ctx.metrics, ctx.class_names);
       },
   });
 }

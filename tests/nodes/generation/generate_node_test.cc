@@ -30,11 +30,11 @@ class RecordingSink : public ResponseSink {
 };
 
 struct Fixture {
-  explicit Fixture(int streams = 1, size_t max_waiting = 8) {
+  explicit Fixture(int max_running = 4, size_t max_waiting = 8) {
     options.model_path = testing::shared_model("stories260K.gguf");
-    options.streams = streams;
-    options.max_waiting = max_waiting;
-    options.generator.context = 256;
+    options.engine.max_running = max_running;
+    options.engine.max_waiting = max_waiting;
+    options.engine.context = 256;
   }
   RequestPtr request(uint64_t id, const std::string& prompt, int max_tokens, std::shared_ptr<RecordingSink> sink) {
     RequestInput in;
@@ -101,6 +101,42 @@ TEST(GenerateNode, ExpiredRequestStopsWithDeadlineExceeded) {
   f.clock.advance(100);  // already past its deadline when the stream picks it up
   f.run(node, {r});
   EXPECT_EQ(r->status().code, StatusCode::kDeadlineExceeded);
+}
+
+TEST(GenerateNode, ABatchIsGeneratedTogetherAndEachAnswerMatchesItsSoloRun) {
+  SLUICE_REQUIRE_SHARED(testing::shared_model("stories260K.gguf"));
+  Fixture f(8, 16);
+  GenerateNode node(f.options, &f.clock);
+  const std::vector<std::string> prompts = {"Tom", "Ann had a cat", "Once upon a time", "The sun"};
+  std::vector<std::string> solo;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto sink = std::make_shared<RecordingSink>();
+    f.run(node, {f.request(100 + i, prompts[i], 20, sink)});
+    solo.push_back(sink->text);
+  }
+  std::vector<std::shared_ptr<RecordingSink>> sinks;
+  std::vector<RequestPtr> batch;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    sinks.push_back(std::make_shared<RecordingSink>());
+    batch.push_back(f.request(200 + i, prompts[i], 20, sinks.back()));
+  }
+  f.run(node, batch);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_TRUE(batch[i]->status().ok());
+    EXPECT_EQ(sinks[i]->text, solo[i]) << prompts[i];
+  }
+}
+
+TEST(GenerateNode, APromptLongerThanTheContextFailsWithAClearError) {
+  SLUICE_REQUIRE_SHARED(testing::shared_model("stories260K.gguf"));
+  Fixture f;
+  f.options.engine.context = 16;
+  GenerateNode node(f.options, &f.clock);
+  auto sink = std::make_shared<RecordingSink>();
+  auto r = f.request(1, std::string(300, 'x'), 5, sink);
+  f.run(node, {r});
+  EXPECT_EQ(r->status().code, StatusCode::kInvalidArgument);
+  EXPECT_THAT(r->status().message, ::testing::HasSubstr("context holds 16"));
 }
 
 TEST(GenerateNode, BadModelPathIsAConfigError) {

@@ -1,0 +1,365 @@
+#include "nodes/generation/engine/engine_scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "nodes/generation/model_error.h"
+
+namespace sluice::generation {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ULL) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+int resolve_context(const LlamaModel& m, const EngineOptions& o) {
+  return o.context > 0 ? std::min(o.context, m.config().context_length) : m.config().context_length;
+}
+
+int64_t blocks_for(int64_t positions, int block_size) { return (positions + block_size - 1) / block_size; }
+
+int pool_blocks(const LlamaModel& m, const EngineOptions& o, int context) {
+  const int bs = std::max(1, o.block_size);
+  const size_t block_bytes = size_t(m.config().n_layers) * 2 * size_t(bs) * size_t(m.config().n_kv_heads) *
+                             size_t(m.config().head_dim) * sizeof(float);
+  const int per_sequence = int(blocks_for(context, bs));
+  const size_t blocks = o.kv_budget_bytes > 0 ? o.kv_budget_bytes / block_bytes
+                                              : size_t(per_sequence) * size_t(std::max(1, o.max_running));
+  if (blocks < size_t(per_sequence))
+    throw std::invalid_argument("kv_budget " + std::to_string(o.kv_budget_bytes) + " bytes holds " +
+                                std::to_string(blocks) + " blocks; one sequence at full context needs " +
+                                std::to_string(per_sequence) + " (" + std::to_string(per_sequence * block_bytes) +
+                                " bytes)");
+  return int(std::min<size_t>(blocks, size_t(1) << 30));
+}
+
+}  // namespace
+
+const char* engine_finish_name(EngineFinish f) {
+  switch (f) {
+    case EngineFinish::kStop: return "stop";
+    case EngineFinish::kLength: return "length";
+    case EngineFinish::kCancelled: return "cancelled";
+    case EngineFinish::kShutdown: return "shutdown";
+  }
+  return "?";
+}
+
+EngineScheduler::Sequence::Sequence(EngineRequest r, const std::vector<std::string>& stop)
+    : request(std::move(r)), sampler(request.sampling), stream(stop, request.on_text) {}
+
+EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& options)
+    : model_(model),
+      options_(options),
+      context_(resolve_context(model, options)),
+      backend_(std::max(1, options.threads)),
+      pool_(model.config().n_layers, model.config().n_kv_heads * model.config().head_dim,
+            std::max(1, options.block_size), pool_blocks(model, options, context_)),
+      blocks_(pool_),
+      forward_(model, backend_, std::max({options.step_tokens, options.max_running, 1})),
+      model_scope_(fnv1a(options.model_id)) {
+  if (options_.class_caps.empty()) options_.class_caps = {16, 64, 128};
+  for (int& cap : options_.class_caps) cap = std::max(1, cap);
+  options_.max_running = std::max(1, options_.max_running);
+  // Every running sequence must be able to decode in one step.
+  options_.step_tokens = std::max(options_.step_tokens, options_.max_running);
+  options_.interleaved_prefill = std::max(1, options_.interleaved_prefill);
+  running_per_class_.assign(options_.class_caps.size(), 0);
+  preemptions_.assign(options_.class_caps.size(), 0);
+}
+
+void EngineScheduler::set_chain_hash(KvBlockManager::ChainHash hash) { blocks_.set_chain_hash(std::move(hash)); }
+
+int EngineScheduler::cap_of(int cls) const { return options_.class_caps[size_t(cls)]; }
+
+std::string EngineScheduler::prepare(const EngineRequest& request, std::vector<int32_t>* tokens) const {
+  const Tokenizer& tok = model_.tokenizer();
+  *tokens = tok.encode(request.prompt, request.add_bos);
+  if (tokens->empty()) tokens->push_back(tok.bos());  // nothing to condition on: start a document
+  if (int64_t(tokens->size()) > context_)
+    return "prompt has " + std::to_string(tokens->size()) + " tokens; the context holds " + std::to_string(context_) +
+           " positions";
+  // The most one sequence can hold must fit the pool, or it could never run even alone.
+  const int64_t most = std::min<int64_t>(context_, int64_t(tokens->size()) + std::max(0, request.max_tokens));
+  if (blocks_for(most, pool_.block_size()) > pool_.num_blocks())
+    return "the KV budget (" + std::to_string(pool_.num_blocks()) + " blocks of " + std::to_string(pool_.block_size()) +
+           " positions) cannot hold this request's " + std::to_string(most) + " positions";
+  return {};
+}
+
+std::string EngineScheduler::add(EngineRequest request, SteadyTime submitted) {
+  std::vector<int32_t> tokens;
+  std::string error = prepare(request, &tokens);
+  if (error.empty()) enqueue(std::move(request), std::move(tokens), submitted);
+  return error;
+}
+
+void EngineScheduler::enqueue(EngineRequest request, std::vector<int32_t> tokens, SteadyTime submitted) {
+  const std::vector<std::string> stop = request.stop;
+  auto seq = std::make_unique<Sequence>(std::move(request), stop);
+  seq->cls = std::clamp(seq->request.priority, 0, classes() - 1);
+  seq->order = next_order_++;
+  seq->scope = model_scope_ ^ (fnv1a(seq->request.tenant) * 0x9e3779b97f4a7c15ULL);
+  seq->prompt_tokens = int(tokens.size());
+  seq->tokens = std::move(tokens);
+  seq->submitted = seq->last_token = submitted;
+  seq->result.prompt_tokens = seq->prompt_tokens;
+  insert_waiting(std::move(seq));
+}
+
+void EngineScheduler::insert_waiting(SeqPtr seq) {
+  auto at = std::upper_bound(waiting_.begin(), waiting_.end(), seq,
+                             [](const SeqPtr& a, const SeqPtr& b) { return more_urgent(*a, *b); });
+  waiting_.insert(at, std::move(seq));
+}
+
+StepReport EngineScheduler::step() {
+  StepReport report;
+  drop_cancelled();
+  report.admitted = admit();
+  std::vector<Planned> planned;
+  plan(planned, report);
+  if (!planned.empty()) {
+    segments_.clear();
+    size_t with_logits = 0;
+    for (const Planned& p : planned) with_logits += p.logits;
+    const size_t vocab = size_t(model_.config().vocab_size);
+    if (logits_.size() < with_logits * vocab) logits_.resize(with_logits * vocab);
+    size_t row = 0;
+    for (const Planned& p : planned) {
+      Sequence& s = *p.seq;
+      segments_.push_back(ForwardSegment{s.tokens.data() + s.computed, p.n, s.computed, s.table.data(),
+                                         p.logits ? logits_.data() + row++ * vocab : nullptr});
+    }
+    const auto t0 = Clock::now();
+    forward_.forward_batch(segments_.data(), segments_.size(), pool_);
+    report.forward_seconds = seconds_between(t0, Clock::now());
+    report.sequences = int(planned.size());
+    after_forward(planned, report);
+  }
+  retire_finished();
+  return report;
+}
+
+void EngineScheduler::drop_cancelled() {
+  auto stop = [](const SeqPtr& s) { return s->request.should_stop && s->request.should_stop(); };
+  for (auto& s : running_)
+    if (stop(s)) finish(*s, EngineFinish::kCancelled);
+  for (auto& s : waiting_)
+    if (stop(s)) finish(*s, EngineFinish::kCancelled);
+  retire_finished();
+}
+
+int EngineScheduler::admit() {
+  int admitted = 0;
+  for (size_t i = 0; i < waiting_.size();) {
+    Sequence& cand = *waiting_[i];
+    if (running_per_class_[size_t(cand.cls)] >= cap_of(cand.cls)) {
+      ++i;  // this class is full; a later class may still have room
+      continue;
+    }
+    if (int(running_.size()) >= options_.max_running) {
+      Sequence* victim = least_urgent_running(&cand, nullptr);
+      if (!victim) break;  // every running sequence is at least as urgent
+      preempt(*victim);
+      continue;  // the victim re-entered waiting_ behind cand: indexes before i are unchanged
+    }
+    if (!admit_one(waiting_[i])) break;  // no KV memory even after preempting less urgent work
+    running_.push_back(std::move(waiting_[i]));
+    waiting_.erase(waiting_.begin() + std::ptrdiff_t(i));
+    ++admitted;
+  }
+  return admitted;
+}
+
+bool EngineScheduler::admit_one(SeqPtr& seq) {
+  Sequence& s = *seq;
+  // Keys and values already cached for this prefix; the last token is always recomputed, as
+  // its logits are needed.
+  if (options_.prefix_cache) {
+    PrefixMatch m = blocks_.match(s.scope, s.tokens.data(), int64_t(s.tokens.size()), int64_t(s.tokens.size()) - 1);
+    s.table = std::move(m.blocks);
+    s.computed = m.tokens;
+  }
+  // Memory for the first chunk plus one block of growth per running sequence (so admitting it
+  // does not force a preemption at the next step), else taken from less urgent sequences.
+  const int64_t first = std::min<int64_t>(int64_t(s.tokens.size()) - s.computed, options_.step_tokens);
+  while (!reserve(s, first) || blocks_.available() < int(running_.size())) {
+    Sequence* victim = least_urgent_running(&s, nullptr);
+    if (!victim) {
+      blocks_.release_all(s.table);
+      s.computed = 0;
+      return false;
+    }
+    preempt(*victim);
+  }
+  s.result.reused_tokens = int(s.computed);
+  if (!s.admitted_once) {
+    s.admitted_once = true;
+    s.result.queue_seconds = seconds_between(s.submitted, Clock::now());
+  }
+  ++running_per_class_[size_t(s.cls)];
+  return true;
+}
+
+bool EngineScheduler::reserve(Sequence& s, int64_t n) {
+  const int bs = pool_.block_size();
+  const int64_t end = s.computed + n;
+  while (int64_t(s.table.size()) < blocks_for(end, bs)) {
+    const int32_t b = blocks_.allocate();
+    if (b < 0) return false;
+    s.table.push_back(b);
+  }
+  // Blocks about to be written must be this sequence's alone (copy-on-write).
+  for (int64_t i = s.computed / bs; i < blocks_for(end, bs); ++i)
+    if (!blocks_.make_writable(s.table, size_t(i))) return false;
+  return true;
+}
+
+EngineScheduler::Sequence* EngineScheduler::least_urgent_running(const Sequence* than,
+                                                                 const std::vector<Planned>* exclude) {
+  Sequence* worst = nullptr;
+  for (auto& r : running_) {
+    Sequence* s = r.get();
+    if (s == than || s->computed < 0) continue;
+    if (than && !more_urgent(*than, *s)) continue;
+    if (exclude && std::any_of(exclude->begin(), exclude->end(), [&](const Planned& p) { return p.seq == s; })) continue;
+    if (!worst || more_urgent(*worst, *s)) worst = s;
+  }
+  return worst;
+}
+
+void EngineScheduler::preempt(Sequence& s) {
+  auto it = std::find_if(running_.begin(), running_.end(), [&](const SeqPtr& p) { return p.get() == &s; });
+  SeqPtr seq = std::move(*it);
+  running_.erase(it);
+  --running_per_class_[size_t(s.cls)];
+  ++preemptions_[size_t(s.cls)];
+  ++s.result.preemptions;
+  // Published blocks stay cached (idle) while memory allows; the rest is recomputed.
+  blocks_.release_all(s.table);
+  s.computed = 0;
+  insert_waiting(std::move(seq));
+}
+
+void EngineScheduler::plan(std::vector<Planned>& planned, StepReport& report) {
+  std::vector<Sequence*> order;
+  int decoders = 0;
+  for (auto& r : running_) {
+    order.push_back(r.get());
+    decoders += int64_t(r->tokens.size()) - r->computed == 1;
+  }
+  std::sort(order.begin(), order.end(), [](Sequence* a, Sequence* b) { return more_urgent(*a, *b); });
+  int prefill_left = decoders > 0 ? std::min(options_.interleaved_prefill, options_.step_tokens - decoders)
+                                  : options_.step_tokens;
+  for (Sequence* s : order) {
+    if (std::find_if(running_.begin(), running_.end(), [&](const SeqPtr& p) { return p.get() == s; }) == running_.end())
+      continue;  // preempted earlier in this loop
+    const int64_t pending = int64_t(s->tokens.size()) - s->computed;
+    const int64_t n = pending == 1 ? 1 : std::min<int64_t>(pending, prefill_left);
+    if (n <= 0) continue;
+    bool fits = reserve(*s, n);
+    while (!fits) {
+      Sequence* victim = least_urgent_running(s, &planned);
+      if (!victim) break;
+      preempt(*victim);
+      ++report.preempted;
+      fits = reserve(*s, n);
+    }
+    if (!fits) {  // it is the least urgent left: it waits for memory
+      preempt(*s);
+      ++report.preempted;
+      continue;
+    }
+    if (pending > 1) {
+      prefill_left -= int(n);
+      report.prefill_tokens += int(n);
+    } else {
+      ++report.decode_tokens;
+    }
+    planned.push_back(Planned{s, n, n == pending});
+  }
+}
+
+void EngineScheduler::after_forward(const std::vector<Planned>& planned, StepReport& report) {
+  const size_t vocab = size_t(model_.config().vocab_size);
+  size_t row = 0;
+  for (const Planned& p : planned) {
+    Sequence& s = *p.seq;
+    const int64_t old = s.computed;
+    s.computed += p.n;
+    if (options_.prefix_cache) publish_full_blocks(s, old);
+    if (p.logits && sample_next(s, logits_.data() + row * vocab)) ++report.finished;
+    row += p.logits;
+  }
+}
+
+void EngineScheduler::publish_full_blocks(Sequence& s, int64_t old_computed) {
+  const int bs = pool_.block_size();
+  for (int64_t b = old_computed / bs; b < s.computed / bs; ++b)
+    blocks_.publish(s.scope, s.table, size_t(b), s.tokens.data() + b * bs);
+}
+
+bool EngineScheduler::sample_next(Sequence& s, float* logits) {
+  const Tokenizer& tok = model_.tokenizer();
+  const size_t vocab = size_t(model_.config().vocab_size);
+  // The sampler may modify logits (penalties): they are this step's scratch.
+  const int32_t next = s.sampler.sample(std::span<float>(logits, vocab), s.tokens);
+  if (tok.is_end_of_generation(next)) {
+    finish(s, EngineFinish::kStop);
+    return true;
+  }
+  ++s.result.completion_tokens;
+  const int32_t prev = s.tokens.back();
+  s.tokens.push_back(next);
+  const auto now = Clock::now();
+  const bool first = s.result.completion_tokens == 1;
+  if (first) s.result.ttft_seconds = seconds_between(s.submitted, now);
+  if (on_token_timing) on_token_timing(first, seconds_between(s.last_token, now));
+  s.last_token = now;
+  if (s.stream.push(tok.piece(prev, next))) {
+    finish(s, EngineFinish::kStop);
+    return true;
+  }
+  // Same order of checks as Generator: no position left, then the token limit.
+  if (int64_t(s.tokens.size()) > context_ || s.result.completion_tokens >= s.request.max_tokens) {
+    finish(s, EngineFinish::kLength);
+    return true;
+  }
+  return false;
+}
+
+void EngineScheduler::finish(Sequence& s, EngineFinish how) {
+  if (s.computed < 0) return;  // already finished
+  s.result.finish = how;
+  blocks_.release_all(s.table);
+  s.stream.finish();
+  s.result.text = s.stream.text();
+  s.result.total_seconds = seconds_between(s.submitted, Clock::now());
+  auto done = std::move(s.request.on_finish);
+  s.request.on_finish = nullptr;
+  s.request.should_stop = nullptr;
+  s.computed = -1;
+  if (done) done(s.result);  // marks it for retire_finished()
+}
+
+void EngineScheduler::retire_finished() {
+  auto finished = [](const SeqPtr& s) { return s->computed < 0; };
+  for (auto& s : running_)
+    if (finished(s)) --running_per_class_[size_t(s->cls)];
+  running_.erase(std::remove_if(running_.begin(), running_.end(), finished), running_.end());
+  waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), finished), waiting_.end());
+}
+
+void EngineScheduler::abort_all() {
+  for (auto& s : running_) finish(*s, EngineFinish::kShutdown);
+  for (auto& s : waiting_) finish(*s, EngineFinish::kShutdown);
+  retire_finished();
+}
+
+}  // namespace sluice::generation

@@ -1,0 +1,151 @@
+// EngineScheduler: continuous batching over one model, one step at a time, no threads of its
+// own (ServingEngine drives it; tests drive it step by step).
+//
+// A sequence is its tokens (prompt, then what it generated) and how many positions of them
+// have keys and values in the cache (`computed`); its next input is tokens[computed, end).
+// Decoding is the case of one pending token, prefill the case of many: one code path.
+//
+// Each step():
+//  1. Sequences whose should_stop() is true leave (kCancelled) and free their blocks.
+//  2. Admission, most urgent first (class, then arrival): a waiting sequence joins while its
+//     class is under its cap and max_running is not reached; at the slot cap a more urgent
+//     arrival preempts the least urgent running sequence (offline first, latest first). On
+//     joining, the prefix cache supplies what it can of the prompt's keys and values.
+//  3. Planning within step_tokens: every decoding sequence gets its one token; prefilling ones
+//     share interleaved_prefill tokens while anything decodes (step_tokens otherwise), most
+//     urgent first: chunked prefill. A sequence whose blocks cannot be had preempts the least
+//     urgent sequence not yet planned (itself when it is the least urgent).
+//  4. One forward pass over all planned segments (LlamaForward::forward_batch).
+//  5. Sequences that reached their last token sample the next one, stream its text, and leave
+//     at once when finished; full blocks are published to the prefix cache.
+//
+// Preemption frees a sequence's blocks (those already published stay cached while memory
+// allows) and puts it back in the waiting queue at its original place (its arrival order), so
+// it resumes before anything that arrived after it; on resumption the prefix cache or a
+// recomputation restores its keys and values, and its sampler continues where it stopped, so
+// its tokens are exactly those of an uninterrupted run.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "nodes/generation/engine/engine_types.h"
+#include "nodes/generation/engine/kv_block_manager.h"
+#include "nodes/generation/kv_cache.h"
+#include "nodes/generation/llama_forward.h"
+#include "nodes/generation/llama_model.h"
+#include "nodes/generation/text_stream.h"
+
+namespace sluice::generation {
+
+struct StepReport {
+  int sequences = 0;       // segments run
+  int decode_tokens = 0;
+  int prefill_tokens = 0;
+  int admitted = 0;
+  int finished = 0;
+  int preempted = 0;
+  double forward_seconds = 0;
+};
+
+class EngineScheduler {
+ public:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+
+  // Throws ModelError / std::invalid_argument on impossible options (e.g. a KV budget below one
+  // sequence's worth of blocks).
+  EngineScheduler(const LlamaModel& model, const EngineOptions& options);
+
+  // Tokenizes a request and checks it can ever run. Returns an empty string when it can, else
+  // why not (prompt longer than the context, KV budget too small for it). Thread-safe.
+  std::string prepare(const EngineRequest& request, std::vector<int32_t>* tokens) const;
+  // Queues a prepared request for admission.
+  void enqueue(EngineRequest request, std::vector<int32_t> tokens, SteadyTime submitted);
+  // prepare() then enqueue(); returns prepare()'s verdict.
+  std::string add(EngineRequest request, SteadyTime submitted);
+
+  StepReport step();
+  bool idle() const { return waiting_.empty() && running_.empty(); }
+  // Finishes every sequence (EngineFinish::kShutdown), freeing its blocks.
+  void abort_all();
+
+  size_t waiting() const { return waiting_.size(); }
+  size_t running() const { return running_.size(); }
+  const EngineOptions& options() const { return options_; }
+  int context() const { return context_; }
+  int classes() const { return int(options_.class_caps.size()); }
+  KvBlockStats kv_stats() const { return blocks_.stats(); }
+  int available_blocks() const { return blocks_.available(); }
+  // Preemptions so far, per class.
+  const std::vector<uint64_t>& preemptions() const { return preemptions_; }
+  const LlamaModel& model() const { return model_; }
+  // Test hook: replaces the prefix cache's chain hash (e.g. to force collisions).
+  void set_chain_hash(KvBlockManager::ChainHash hash);
+
+  // Called for every emitted token with the time since the sequence's previous token (or
+  // since submission for its first): the engine's TTFT and inter-token latency metrics.
+  std::function<void(bool first, double seconds)> on_token_timing;
+
+ private:
+  struct Sequence {
+    EngineRequest request;
+    uint64_t order = 0;  // arrival; preempted sequences keep theirs
+    int cls = 0;
+    uint64_t scope = 0;
+    std::vector<int32_t> tokens;
+    int prompt_tokens = 0;
+    int64_t computed = 0;
+    std::vector<int32_t> table;
+    Sampler sampler;
+    TextStream stream;
+    EngineResult result;
+    SteadyTime submitted, last_token;
+    bool admitted_once = false;
+    Sequence(EngineRequest r, const std::vector<std::string>& stop);
+  };
+  using SeqPtr = std::unique_ptr<Sequence>;
+  struct Planned {
+    Sequence* seq;
+    int64_t n;
+    bool logits;
+  };
+
+  static bool more_urgent(const Sequence& a, const Sequence& b) {
+    return a.cls != b.cls ? a.cls < b.cls : a.order < b.order;
+  }
+  int cap_of(int cls) const;
+  void insert_waiting(SeqPtr seq);
+  void drop_cancelled();
+  int admit();
+  bool admit_one(SeqPtr& seq);
+  void plan(std::vector<Planned>& planned, StepReport& report);
+  bool reserve(Sequence& seq, int64_t n);  // blocks for positions [computed, computed + n)
+  Sequence* least_urgent_running(const Sequence* more_urgent_than, const std::vector<Planned>* exclude);
+  void preempt(Sequence& seq);
+  void after_forward(const std::vector<Planned>& planned, StepReport& report);
+  bool sample_next(Sequence& seq, float* logits);  // true when the sequence finished
+  void publish_full_blocks(Sequence& seq, int64_t old_computed);
+  void finish(Sequence& seq, EngineFinish how);
+  void retire_finished();
+
+  const LlamaModel& model_;
+  EngineOptions options_;
+  int context_;
+  kernels::CpuBackend backend_;
+  KvBlockPool pool_;
+  KvBlockManager blocks_;
+  LlamaForward forward_;
+  uint64_t model_scope_;
+  uint64_t next_order_ = 0;
+  std::vector<SeqPtr> waiting_;  // sorted, most urgent first
+  std::vector<SeqPtr> running_;  // in admission order
+  std::vector<int> running_per_class_;
+  std::vector<uint64_t> preemptions_;
+  std::vector<float> logits_;
+  std::vector<ForwardSegment> segments_;
+};
+
+}  // namespace sluice::generation

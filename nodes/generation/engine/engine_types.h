@@ -1,0 +1,76 @@
+// The serving engine's public vocabulary: its options, a request to it, what it reports back,
+// and its load. See serving_engine.h for the engine and docs/generation.md for the knobs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nodes/generation/generator.h"
+#include "nodes/generation/sampler.h"
+
+namespace sluice::generation {
+
+struct EngineOptions {
+  int threads = 1;                 // kernel threads (one oneTBB arena)
+  int context = 0;                 // positions per sequence; 0 = the model's context_length
+  int block_size = 16;             // positions per KV block
+  // KV memory for all sequences together; 0 = room for max_running sequences at full context.
+  size_t kv_budget_bytes = 0;
+  int max_running = 64;            // sequences in the running batch at once (all classes)
+  // Running sequences per priority class, most urgent first; a class beyond the list uses the
+  // last entry. Defaults: interactive 16, near-real-time 64, offline 128.
+  std::vector<int> class_caps = {16, 64, 128};
+  int step_tokens = 512;           // token budget of one step (decode tokens + prefill chunks)
+  // Prefill tokens per step while other sequences are decoding (chunked prefill): bounds how
+  // much a newly admitted prompt slows the running streams. Without decoders a prompt runs at
+  // the full step_tokens.
+  int interleaved_prefill = 32;
+  bool prefix_cache = true;        // share KV of identical prefixes (see kv_block_manager.h)
+  size_t max_waiting = 256;        // sequences queued for admission; beyond it submit() refuses
+  std::string model_id;            // scopes the prefix cache (with the tenant); default: the path
+};
+
+enum class EngineFinish { kStop, kLength, kCancelled, kShutdown };
+const char* engine_finish_name(EngineFinish f);  // "stop", "length", "cancelled", "shutdown"
+
+struct EngineResult {
+  std::string text;
+  int prompt_tokens = 0;      // including BOS
+  int completion_tokens = 0;  // sampled tokens (an end-of-generation token is not counted)
+  int reused_tokens = 0;      // prompt positions served from the prefix cache (last admission)
+  int preemptions = 0;        // times this sequence was preempted and later resumed
+  EngineFinish finish = EngineFinish::kStop;
+  double queue_seconds = 0;   // submit -> first admitted
+  double ttft_seconds = 0;    // submit -> first token (0 when none)
+  double total_seconds = 0;   // submit -> finish
+};
+
+struct EngineRequest {
+  std::string prompt;
+  bool add_bos = true;
+  SamplingParams sampling;
+  int max_tokens = 256;
+  std::vector<std::string> stop;
+  int priority = 0;          // class index, 0 most urgent
+  std::string tenant;        // scopes prefix reuse: tenants never share KV
+  // Polled before every step: true cancels the sequence (its blocks are freed at once).
+  std::function<bool()> should_stop;
+  // Called on the engine thread: text as it is decoded (never a split UTF-8 character), then
+  // exactly once the result.
+  std::function<void(std::string_view)> on_text;
+  std::function<void(const EngineResult&)> on_finish;
+};
+
+struct EngineLoad {
+  double busy_fraction = 0;  // share of recent wall time spent in forward passes
+  size_t waiting = 0;        // sequences queued for admission
+  size_t running = 0;        // sequences in the running batch
+  int free_kv_blocks = 0;    // blocks allocatable now (free plus idle cached)
+  int total_kv_blocks = 0;
+};
+
+}  // namespace sluice::generation

@@ -1,0 +1,90 @@
+// ServingEngine: one model serving many concurrent requests. A thread of its own runs an
+// EngineScheduler (continuous batching, chunked prefill, prefix reuse, priority and
+// preemption: see engine_scheduler.h) step after step while there is work, and sleeps when
+// there is none.
+//
+// submit() is thread-safe and cheap: it tokenizes and queues; the sequence joins the running
+// batch at the next step. Callbacks (on_text, on_finish) run on the engine thread and must not
+// block. A refused submit (queue full, prompt too long, shutting down) returns the reason and
+// never calls the callbacks.
+//
+// Metrics (when a registry is given), labelled model=<model_id>:
+//   sluice_engine_kv_blocks{state=free|in_use|shared|cached_idle}   gauges
+//   sluice_engine_prefix_hits_total, _prefix_reused_tokens_total, _kv_evictions_total,
+//   _kv_cow_copies_total, _prefix_collisions_refused_total              counters
+//   sluice_engine_preemptions_total{class=...}                          counter
+//   sluice_engine_step_sequences, _step_tokens                           histograms
+//   sluice_engine_ttft_seconds, _inter_token_seconds                     histograms
+//   sluice_engine_generated_tokens_total, _prompt_tokens_total           counters
+//   sluice_engine_waiting, _running, _busy_fraction                      gauges
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graph/metrics.h"
+#include "nodes/generation/engine/engine_scheduler.h"
+
+namespace sluice::generation {
+
+enum class SubmitError { kNone, kOverloaded, kInvalid, kShutdown };
+
+struct SubmitOutcome {
+  SubmitError error = SubmitError::kNone;
+  std::string message;
+  bool ok() const { return error == SubmitError::kNone; }
+};
+
+class ServingEngine {
+ public:
+  // The model must outlive the engine. class_names label the per-class metrics (P0, P1, ...).
+  ServingEngine(const LlamaModel& model, const EngineOptions& options, MetricsRegistry* metrics = nullptr,
+                std::vector<std::string> class_names = {});
+  ~ServingEngine();  // stop()
+
+  SubmitOutcome submit(EngineRequest request);
+  // Finishes everything still queued or running with EngineFinish::kShutdown and joins the
+  // thread. Idempotent.
+  void stop();
+
+  EngineLoad load() const;
+  KvBlockStats kv_stats() const;
+  std::vector<uint64_t> preemptions() const;
+  const EngineOptions& options() const { return options_; }
+  int context() const { return context_; }
+
+ private:
+  void run();
+  void publish_metrics(const StepReport& report, double wall_seconds);
+  void register_metrics(MetricsRegistry& registry, const std::vector<std::string>& class_names);
+
+  EngineOptions options_;
+  int context_ = 0;
+  mutable std::mutex mu_;  // guards inbox_, stopping_ and the snapshots below
+  std::condition_variable wake_;
+  struct Submitted {
+    EngineRequest request;
+    std::vector<int32_t> tokens;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::deque<Submitted> inbox_;
+  bool stopping_ = false;
+  std::unique_ptr<EngineScheduler> scheduler_;  // engine thread only (after construction)
+  // Snapshots published by the engine thread after every step.
+  EngineLoad load_;
+  KvBlockStats kv_;
+  std::vector<uint64_t> preemptions_;
+  double busy_ewma_ = 0;
+
+  struct Metrics;
+  std::unique_ptr<Metrics> metrics_;
+  std::thread thread_;
+};
+
+}  // namespace sluice::generation

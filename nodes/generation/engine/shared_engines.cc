@@ -1,0 +1,53 @@
+#include "nodes/generation/engine/shared_engines.h"
+
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "nodes/generation/model_error.h"
+
+namespace sluice::generation {
+namespace {
+
+struct Loaded {
+  std::unique_ptr<LlamaModel> model;
+  std::unique_ptr<ServingEngine> engine;
+  ~Loaded() { engine.reset(); }  // the engine's thread stops before the model unmaps
+};
+
+std::string key_of(const std::string& path, const EngineOptions& o, const MetricsRegistry* metrics) {
+  std::ostringstream k;
+  k << path << '|' << o.threads << '|' << o.context << '|' << o.block_size << '|' << o.kv_budget_bytes << '|'
+    << o.max_running << '|' << o.step_tokens << '|' << o.interleaved_prefill << '|' << o.prefix_cache << '|'
+    << o.max_waiting << '|' << o.model_id << '|' << static_cast<const void*>(metrics);
+  for (int c : o.class_caps) k << ',' << c;
+  return k.str();
+}
+
+}  // namespace
+
+std::shared_ptr<ServingEngine> shared_serving_engine(const std::string& model_path, const EngineOptions& options,
+                                                     MetricsRegistry* metrics,
+                                                     const std::vector<std::string>& class_names) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<Loaded>> engines;
+  const std::string key = key_of(model_path, options, metrics);
+  std::lock_guard lock(mu);
+  if (auto live = engines[key].lock()) return std::shared_ptr<ServingEngine>(live, live->engine.get());
+  auto loaded = std::make_shared<Loaded>();
+  try {
+    loaded->model = LlamaModel::load(model_path);
+    EngineOptions o = options;
+    if (o.model_id.empty()) o.model_id = model_path;
+    loaded->engine = std::make_unique<ServingEngine>(*loaded->model, o, metrics, class_names);
+  } catch (const ModelError& e) {
+    throw std::invalid_argument(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(model_path + ": " + e.what());
+  }
+  engines[key] = loaded;
+  return std::shared_ptr<ServingEngine>(loaded, loaded->engine.get());
+}
+
+}  // namespace sluice::generation
