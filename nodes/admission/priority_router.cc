@@ -43,6 +43,13 @@ RouterClassPolicy default_class_policy(std::size_t position, const std::string& 
   }
 }
 
+std::int64_t estimate_prompt_tokens(const RequestInput& input, double chars_per_token) {
+  std::size_t bytes = input.prompt.size();
+  for (const auto& m : input.messages) bytes += m.content.size();
+  auto tokens = static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / chars_per_token));
+  return std::max<std::int64_t>(1, tokens);
+}
+
 PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeContext& ctx)
     : name_(ctx.name),
       clock_(ctx.clock),
@@ -53,6 +60,11 @@ PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeCon
       retry_after_max_(std::max(1.0, nanos_to_seconds(to_nanos(config.retry_after_max())))),
       evaluate_every_(to_nanos(config.shedding().evaluate_every())),
       deferrable_sources_(config.deferrable_sources().begin(), config.deferrable_sources().end()),
+      token_budget_(config.token_budget().enabled()),
+      // Unset in a config built in code (files get the schema defaults): 4 bytes a token, 5s.
+      chars_per_token_(config.token_budget().chars_per_token() > 0 ? config.token_budget().chars_per_token() : 4.0),
+      rate_memory_(to_nanos(config.token_budget().rate_memory()) > 0 ? to_nanos(config.token_budget().rate_memory())
+                                                                     : 5 * kNanosPerSecond),
       ladder_(ladder_settings(config.shedding(), ctx.class_names.size())) {
   if (ctx.class_names.empty()) throw std::invalid_argument("the pipeline defines no priority classes");
   if (evaluate_every_ <= 0) evaluate_every_ = 250 * kNanosPerMilli;
@@ -70,6 +82,15 @@ PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeCon
     if (cc.has_max_queue()) p.max_queue = cc.max_queue();
     if (cc.has_queue_timeout()) p.queue_timeout = to_nanos(cc.queue_timeout());
     if (cc.has_weight()) p.weight = std::max<std::uint32_t>(1, cc.weight());
+    if (cc.has_target_ttft()) {
+      p.target_ttft = to_nanos(cc.target_ttft());
+      if (p.target_ttft < 0) {
+        throw std::invalid_argument("classes[" + std::to_string(i) + "].target_ttft: must not be negative");
+      }
+    }
+  }
+  if (token_budget_ && (chars_per_token_ < 0.5 || chars_per_token_ > 64)) {
+    throw std::invalid_argument("token_budget.chars_per_token: must be between 0.5 and 64, got " + std::to_string(chars_per_token_));
   }
   MetricsRegistry* m = ctx.metrics;
   classes_.resize(policies_.size());
@@ -90,9 +111,13 @@ PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeCon
     Labels l{{"node", name_}};
     m_level_ = &m->gauge("sluice_shed_level", "Load-shedding level: 0 admits all, 1 sheds the lowest class, 2 also the next", l);
     m_busy_ = &m->gauge("sluice_admission_busy_fraction", "Busy fraction of max_running over the last ladder interval", l);
+    if (token_budget_) {
+      m_prefill_rate_ = &m->gauge("sluice_admission_prefill_tokens_per_second",
+                                  "Measured prefill rate of the token budget (estimated prompt tokens per busy second)", l);
+    }
   }
   Nanos now = clock_->now();
-  busy_since_ = interval_start_ = now;
+  busy_since_ = interval_start_ = rate_sampled_at_ = now;
   if (ctx.install_admission) ctx.install_admission(this);
 }
 
@@ -115,8 +140,46 @@ double PriorityRouter::retry_after_locked(const ClassState& c, Nanos now) const 
   return std::clamp(seconds, 1.0, retry_after_max_);
 }
 
+Status PriorityRouter::token_budget_refusal_locked(std::size_t cls, std::int64_t tokens, Nanos now) const {
+  Nanos target = classes_[cls].policy.target_ttft;
+  if (!token_budget_ || target <= 0 || !prefill_rate_known_ || prefill_rate_ <= 0) return Status::Ok();
+  std::int64_t ahead = 0;  // under strict priority, these start before the new request
+  for (std::size_t i = 0; i <= cls; ++i) ahead += classes_[i].reserved_tokens;
+  if (ahead == 0) return Status::Ok();  // an empty queue always takes one, however long
+  double budget = nanos_to_seconds(target) * prefill_rate_;
+  double wanted = static_cast<double>(ahead + tokens);
+  if (wanted <= budget) return Status::Ok();
+  char detail[200];
+  std::snprintf(detail, sizeof detail, "%lld queued + ~%lld of this request > target_ttft %.1fs x measured prefill rate %.0f tokens/s = %.0f",
+                static_cast<long long>(ahead), static_cast<long long>(tokens), nanos_to_seconds(target), prefill_rate_, budget);
+  Status s = Status::Error(StatusCode::kOverloaded,
+                           "the prompt tokens queued in class '" + classes_[cls].policy.name +
+                               "' and the classes ahead of it exceed its token budget (" + detail + ")",
+                           AbortCause::kShed);
+  // The excess drains at the measured rate.
+  s.retry_after_seconds = std::clamp((wanted - budget) / prefill_rate_, 1.0, retry_after_max_);
+  return s;
+}
+
+void PriorityRouter::sample_prefill_rate_locked(Nanos now) {
+  // Both sums decay alike, so idle stretches leave their ratio (the stage's speed) unchanged.
+  double keep = std::exp(-nanos_to_seconds(now - rate_sampled_at_) / nanos_to_seconds(rate_memory_));
+  token_sum_ = token_sum_ * keep + tokens_done_;
+  saturated_sum_ = saturated_sum_ * keep + nanos_to_seconds(saturated_);
+  saturated_total_ += saturated_;
+  tokens_done_ = 0;
+  saturated_ = 0;
+  rate_sampled_at_ = now;
+  // Warm-up: one memory's worth of saturated time before the rate is trusted.
+  if (saturated_total_ < rate_memory_ || token_sum_ <= 0 || saturated_sum_ <= 0) return;
+  prefill_rate_ = token_sum_ / saturated_sum_;
+  prefill_rate_known_ = true;
+  if (m_prefill_rate_) m_prefill_rate_->set(prefill_rate_);
+}
+
 Status PriorityRouter::admit(const RequestPtr& request, const std::string& source, Nanos now) {
   std::size_t cls = class_of(*request);
+  std::int64_t tokens = token_budget_ ? estimate_prompt_tokens(request->input(), chars_per_token_) : 0;
   Status refusal;
   bool deferrable = false;
   DeferralHook hook;
@@ -133,16 +196,18 @@ Status PriorityRouter::admit(const RequestPtr& request, const std::string& sourc
                               "the queue of class '" + c.policy.name + "' is full (" + std::to_string(c.policy.max_queue) +
                                   " waiting, max_queue)",
                               AbortCause::kShed);
-    } else {
+    } else if (refusal = token_budget_refusal_locked(cls, tokens, now); refusal.ok()) {
       ++c.reserved;
+      c.reserved_tokens += tokens;
       ++c.counts.admitted;
       if (c.m_admitted) c.m_admitted->inc();
       auto d = std::find(deferrable_sources_.begin(), deferrable_sources_.end(), source);
-      entries_[request->id()] =
-          Entry{cls, State::kReserved, now, d == deferrable_sources_.end() ? -1 : static_cast<int>(d - deferrable_sources_.begin())};
+      entries_[request->id()] = Entry{cls, State::kReserved, now,
+                                      d == deferrable_sources_.end() ? -1 : static_cast<int>(d - deferrable_sources_.begin()), tokens};
       return Status::Ok();
     }
-    refusal.retry_after_seconds = retry_after_locked(c, now);
+    // A token-budget refusal carries its own Retry-After (excess tokens / prefill rate).
+    if (refusal.retry_after_seconds <= 0) refusal.retry_after_seconds = retry_after_locked(c, now);
     ++c.counts.shed;
     if (c.m_shed) c.m_shed->inc();
     if (std::find(deferrable_sources_.begin(), deferrable_sources_.end(), source) != deferrable_sources_.end()) {
@@ -170,6 +235,7 @@ void PriorityRouter::account_running_locked(Nanos now) {
   if (now > busy_since_) {
     double used = static_cast<double>(std::min<std::int64_t>(running_total_, max_running_)) / max_running_;
     busy_integral_ += used * static_cast<double>(now - busy_since_);
+    if (rate_clock_) saturated_ += now - busy_since_;
     busy_since_ = now;
   }
 }
@@ -255,6 +321,7 @@ void PriorityRouter::collect_dispatches_locked(Nanos now, std::vector<Dispatch>&
       it->second.state = State::kRunning;
       ClassState& rc = classes_[it->second.cls];
       --rc.reserved;
+      rc.reserved_tokens -= it->second.tokens;
       ++rc.running;
       ++running_total_;
       ++rc.counts.dispatched;
@@ -281,11 +348,17 @@ void PriorityRouter::on_complete(Request& request, Nanos now) {
     }
     if (e.state == State::kRunning) {
       account_running_locked(now);
+      if (running_total_ >= static_cast<std::int64_t>(max_running_)) {
+        if (!rate_clock_) rate_clock_ = true;  // from here on; this one's work began before
+        else if (request.status().ok()) tokens_done_ += static_cast<double>(e.tokens);
+      }
       --c.running;
       --running_total_;
       if (!stopping_) collect_dispatches_locked(clock_->now(), dispatches);
+      if (running_total_ < static_cast<std::int64_t>(max_running_)) rate_clock_ = false;  // saturation ended
     } else {
       --c.reserved;  // its Waiting, if any, is passed on empty when it reaches the front
+      c.reserved_tokens -= e.tokens;
     }
   }
   for (auto& [b, d] : dispatches) d(std::move(b));
@@ -348,6 +421,7 @@ void PriorityRouter::tick(Nanos now) {
       busy_integral_ = 0;
       interval_start_ = now;
       last_busy_fraction_ = busy;
+      if (token_budget_) sample_prefill_rate_locked(now);
       std::int64_t queued = 0;
       double rate = 0;
       for (const auto& c : classes_) {
@@ -472,6 +546,16 @@ double PriorityRouter::busy_fraction() const {
   return last_busy_fraction_;
 }
 
+double PriorityRouter::prefill_rate() const {
+  std::lock_guard lock(mu_);
+  return prefill_rate_known_ ? prefill_rate_ : 0;
+}
+
+std::int64_t PriorityRouter::queued_tokens(std::size_t cls) const {
+  std::lock_guard lock(mu_);
+  return classes_.at(cls).reserved_tokens;
+}
+
 std::string PriorityRouter::readiness_detail() const {
   std::lock_guard lock(mu_);
   char buf[64];
@@ -482,7 +566,17 @@ std::string PriorityRouter::readiness_detail() const {
     if (i) out += ",";
     out += "\"" + classes_[i].policy.name + "\":" + std::to_string(classes_[i].reserved);
   }
-  return out + "}}";
+  out += "}";
+  if (token_budget_) {
+    std::snprintf(buf, sizeof buf, "%.1f", prefill_rate_known_ ? prefill_rate_ : 0.0);
+    out += std::string(",\"prefill_tokens_per_s\":") + buf + ",\"queued_tokens\":{";
+    for (std::size_t i = 0; i < classes_.size(); ++i) {
+      if (i) out += ",";
+      out += "\"" + classes_[i].policy.name + "\":" + std::to_string(classes_[i].reserved_tokens);
+    }
+    out += "}";
+  }
+  return out + "}";
 }
 
 }  // namespace sluice

@@ -14,6 +14,20 @@
 // class's queue_timeout or its own deadline completes with 504. Queued streaming requests get
 // a "heartbeat" event every `heartbeat_interval` (the HTTP sink writes it as an SSE comment).
 //
+// Token budget (optional, `token_budget.enabled`): a class with a `target_ttft` also refuses a
+// request when the prompt tokens queued in it and in the classes ahead of it, its own included,
+// exceed target_ttft x the measured prefill rate (under strict priority those tokens start
+// before it). Tokens are estimated at admission from the prompt text (estimate_prompt_tokens).
+// The rate is what the stages below did while saturated (all max_running slots in use, so it is
+// their capacity, not the offered load): estimated prompt tokens of the requests completed then
+// / the saturated time. The clock starts at a completion seen while saturated (whose tokens are
+// not counted: its work began before), stops when saturation ends; both sums decay with
+// `rate_memory` and are sampled every evaluate_every, so idle time changes nothing and a
+// constant bias of the estimate cancels. Until `rate_memory` of saturated time has been
+// measured the budget refuses nothing (the count limits still do), and it never refuses a
+// request whose class and the classes ahead are empty. The 429's Retry-After is the excess
+// tokens / the rate.
+//
 // Every decision is counted per class (sluice_admission_*_total{node,class}); the ladder level
 // is the gauge sluice_shed_level{node} and appears in readiness_detail().
 //
@@ -49,7 +63,12 @@ struct RouterClassPolicy {
   std::uint32_t max_queue = 0;  // 0: unbounded
   Nanos queue_timeout = 0;      // 0: none
   std::uint32_t weight = 1;
+  Nanos target_ttft = 0;        // token budget: 0 none (and none unless token_budget.enabled)
 };
+
+// Prompt tokens of a request estimated without a tokenizer: the UTF-8 bytes of its prompt and
+// chat messages / chars_per_token, rounded up, at least 1.
+std::int64_t estimate_prompt_tokens(const RequestInput& input, double chars_per_token);
 
 // The policy of the class at `position` when the file leaves a field out.
 RouterClassPolicy default_class_policy(std::size_t position, const std::string& name);
@@ -82,6 +101,11 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
   ClassCounts counts(std::size_t cls) const;
   int shed_level() const;
   double busy_fraction() const;
+  // Measured prefill rate for the token budget (estimated prompt tokens per busy second); 0
+  // before the first measurement.
+  double prefill_rate() const;
+  // Estimated prompt tokens admitted and not yet let on, per class.
+  std::int64_t queued_tokens(std::size_t cls) const;
   const std::vector<RouterClassPolicy>& policies() const { return policies_; }
 
  private:
@@ -99,11 +123,13 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
     State state = State::kReserved;
     Nanos admitted_at = 0;
     int deferrable = -1;
+    std::int64_t tokens = 0;  // estimated prompt tokens (token budget only)
   };
   struct ClassState {
     RouterClassPolicy policy;
     std::deque<Waiting> queue;
     std::int64_t reserved = 0;  // admitted, not yet let on (also those still on the way here)
+    std::int64_t reserved_tokens = 0;  // their estimated prompt tokens (token budget only)
     std::int64_t running = 0;
     RateMeter drained;          // requests let on per second
     std::int64_t wrr_current = 0;
@@ -126,6 +152,9 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
   void account_running_locked(Nanos now);
   double retry_after_locked(const ClassState& c, Nanos now) const;
   bool shed_by_ladder_locked(std::size_t cls) const;
+  // Empty when the token budget admits `tokens` more of class `cls`, else the refusal.
+  Status token_budget_refusal_locked(std::size_t cls, std::int64_t tokens, Nanos now) const;
+  void sample_prefill_rate_locked(Nanos now);
   void run_ticker();
 
   std::string name_;
@@ -138,6 +167,9 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
   double retry_after_max_;
   Nanos evaluate_every_;
   std::vector<std::string> deferrable_sources_;
+  bool token_budget_;
+  double chars_per_token_;
+  Nanos rate_memory_;
 
   mutable std::mutex mu_;
   std::vector<ClassState> classes_;
@@ -149,9 +181,21 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
   Nanos busy_since_ = 0;
   Nanos interval_start_ = 0;
   double last_busy_fraction_ = 0;
+  // Prefill rate: estimated prompt tokens completed while saturated and the saturated time,
+  // since the last sample; added into sums that decay with rate_memory_, whose ratio is the rate.
+  double tokens_done_ = 0;
+  Nanos saturated_ = 0;
+  bool rate_clock_ = false;     // measuring: saturated since a completion
+  Nanos saturated_total_ = 0;   // measured saturated time, undecayed: the warm-up
+  double token_sum_ = 0;
+  double saturated_sum_ = 0;  // seconds
+  Nanos rate_sampled_at_ = 0;
+  double prefill_rate_ = 0;
+  bool prefill_rate_known_ = false;
   std::map<std::string, DeferralHook> deferral_hooks_;
   Gauge* m_level_ = nullptr;
   Gauge* m_busy_ = nullptr;
+  Gauge* m_prefill_rate_ = nullptr;
 
   std::mutex ticker_mu_;
   std::condition_variable ticker_cv_;

@@ -68,6 +68,16 @@ struct AdmissionFixture {
     r->deadline = deadline;
     return {r, sink};
   }
+  // A request whose prompt is `prompt_bytes` bytes long (for the token budget's estimate).
+  RequestPtr request_with_prompt(int priority, std::size_t prompt_bytes) {
+    auto r = request(priority).first;
+    RequestInput in = r->input();
+    in.prompt.assign(prompt_bytes, 'x');
+    auto out = std::make_shared<Request>(r->id(), in, std::make_shared<EventSink>());
+    out->priority = r->priority;
+    out->arrival = r->arrival;
+    return out;
+  }
   static BatchPtr batch_of(const RequestPtr& r) {
     auto b = std::make_shared<Batch>();
     b->requests.push_back(r);

@@ -313,5 +313,129 @@ TEST(PriorityRouter, ShedWorkFromAQueueFedSourceGoesToItsDeferralHook) {
   EXPECT_EQ(h.router->counts(2).deferred, 1u);
 }
 
+// ---- token budget
+
+TEST(PriorityRouter, PromptTokensAreEstimatedFromTheTextBytes) {
+  RequestInput in;
+  in.prompt = "hello world!";  // 12 bytes
+  EXPECT_EQ(estimate_prompt_tokens(in, 4.0), 3);
+  in.messages = {{"system", "be brief"}, {"user", "hi"}};  // + 10 bytes
+  EXPECT_EQ(estimate_prompt_tokens(in, 4.0), 6);          // ceil(22 / 4)
+  EXPECT_EQ(estimate_prompt_tokens(RequestInput{}, 4.0), 1);  // never 0
+}
+
+PriorityRouterConfig token_budget_config() {
+  PriorityRouterConfig c;
+  c.mutable_token_budget()->set_enabled(true);
+  c.mutable_token_budget()->mutable_rate_memory()->set_seconds(1);
+  c.mutable_token_budget()->set_chars_per_token(4);
+  auto* p0 = c.add_classes();
+  p0->set_name("P0");
+  p0->set_max_queue(0);  // unbounded count: the budget decides
+  p0->mutable_target_ttft()->set_seconds(1);
+  auto* p1 = c.add_classes();
+  p1->set_name("P1");
+  p1->mutable_target_ttft()->set_seconds(2);
+  return c;
+}
+
+// Keeps the one slot busy with P2 requests of 25 tokens, one completing every 250ms (one per
+// ladder interval), for `intervals`: a measured prefill rate of exactly 100 tokens/s.
+void run_saturated(RouterHarness& h, int intervals) {
+  for (int i = 0; i < intervals + 1; ++i) {
+    if (h.dispatched.empty()) ASSERT_TRUE(h.submit(h.request_with_prompt(2, 100)).ok());
+    ASSERT_TRUE(h.submit(h.request_with_prompt(2, 100)).ok());  // keeps one queued behind
+  }
+  for (int i = 0; i < intervals; ++i) {
+    h.clock.advance(250 * kNanosPerMilli);
+    h.finish(h.dispatched.back());
+    h.router->tick(h.clock.now());
+  }
+}
+
+TEST(PriorityRouter, TokenBudgetRefusesPastTargetTtftTimesMeasuredRateWithRetryAfterFromIt) {
+  RouterHarness h(token_budget_config());
+  // No rate measured yet: the budget refuses nothing.
+  auto early = h.request_with_prompt(0, 4000);
+  ASSERT_TRUE(h.submit(early).ok());
+  h.finish(early);
+  run_saturated(h, 4);
+  EXPECT_DOUBLE_EQ(h.router->prefill_rate(), 0.0);  // the first completion starts the clock: 0.75s < 1s warm-up
+  run_saturated(h, 2);
+  EXPECT_NEAR(h.router->prefill_rate(), 100.0, 1e-6);
+  // P0: target 1s x 100 tokens/s = 100 tokens queued at most (the slot is busy: they queue).
+  ASSERT_TRUE(h.submit(h.request_with_prompt(0, 200)).ok());  // 50
+  ASSERT_TRUE(h.submit(h.request_with_prompt(0, 196)).ok());  // 99, inside the budget
+  EXPECT_EQ(h.router->queued_tokens(0), 99);
+  auto big = h.request_with_prompt(0, 1000);  // 250 more
+  Status s = h.submit(big);
+  EXPECT_EQ(s.code, StatusCode::kOverloaded);
+  EXPECT_EQ(s.cause, AbortCause::kShed);
+  EXPECT_NE(s.message.find("token budget"), std::string::npos) << s.message;
+  EXPECT_NE(s.message.find("class 'P0'"), std::string::npos) << s.message;
+  EXPECT_NEAR(s.retry_after_seconds, (349.0 - 100.0) / 100.0, 1e-6);  // the excess at the measured rate
+  EXPECT_EQ(h.router->counts(0).shed, 1u);
+  // P1 (2s: 200 tokens) counts the P0 tokens ahead of it.
+  ASSERT_TRUE(h.submit(h.request_with_prompt(1, 400)).ok());  // 99 P0 + 100 P1
+  Status s1 = h.submit(h.request_with_prompt(1, 12));          // + 3
+  EXPECT_EQ(s1.code, StatusCode::kOverloaded);
+  EXPECT_NEAR(s1.retry_after_seconds, 1.0, 1e-9);  // 2 tokens over: the 1s floor
+  // P0 leaves first (strict priority): room for 50 more P0 tokens.
+  h.finish(h.dispatched.back());
+  EXPECT_EQ(h.router->queued_tokens(0), 49);
+  Status more = h.submit(h.request_with_prompt(0, 200));  // 99
+  EXPECT_TRUE(more.ok()) << more.message;
+  EXPECT_EQ(h.submit(h.request_with_prompt(0, 4)).code, StatusCode::kOverloaded);
+}
+
+TEST(PriorityRouter, TokenBudgetAlwaysAdmitsIntoAnEmptyQueueAndIsOffByDefault) {
+  RouterHarness h(token_budget_config());
+  run_saturated(h, 6);
+  ASSERT_NEAR(h.router->prefill_rate(), 100.0, 1e-6);
+  EXPECT_TRUE(h.submit(h.request_with_prompt(0, 4000)).ok());  // 1000 tokens, but nothing ahead
+
+  PriorityRouterConfig off = token_budget_config();
+  off.mutable_token_budget()->set_enabled(false);
+  RouterHarness g(off);
+  run_saturated(g, 6);
+  EXPECT_DOUBLE_EQ(g.router->prefill_rate(), 0.0);  // not measured
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(g.submit(g.request_with_prompt(0, 4000)).ok());
+}
+
+TEST(PriorityRouter, TokenBudgetRateIsKeptWhileIdle) {
+  RouterHarness h(token_budget_config());
+  run_saturated(h, 6);
+  for (int i = 0; i < 2; ++i) {  // the queue empties: saturation ends
+    h.clock.advance(250 * kNanosPerMilli);
+    h.finish(h.dispatched.back());
+    h.router->tick(h.clock.now());
+  }
+  for (int i = 0; i < 40; ++i) {  // 10s idle
+    h.clock.advance(250 * kNanosPerMilli);
+    h.router->tick(h.clock.now());
+  }
+  EXPECT_NEAR(h.router->prefill_rate(), 100.0, 1e-6);
+}
+
+TEST(PriorityRouter, TokenBudgetKnobsOutOfRangeAreRefusedWithTheirName) {
+  AdmissionFixture f;
+  PriorityRouterConfig c = token_budget_config();
+  c.mutable_token_budget()->set_chars_per_token(100);
+  try {
+    PriorityRouter r(c, f.context());
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("token_budget.chars_per_token"), std::string::npos) << e.what();
+  }
+  PriorityRouterConfig d = token_budget_config();
+  d.mutable_classes(0)->mutable_target_ttft()->set_seconds(-1);
+  try {
+    PriorityRouter r(d, f.context());
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("classes[0].target_ttft"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace sluice
