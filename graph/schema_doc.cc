@@ -44,7 +44,10 @@ void table(const pb::Descriptor* d, std::ostringstream& out, std::vector<const p
     const pb::FieldDescriptor* fd = d->field(i);
     if (config && fd->containing_oneof() == config) continue;
     const FieldRules& r = fd->options().GetExtension(rules);
-    std::string def = r.required() ? "required" : r.default_value().empty() ? "" : "`" + r.default_value() + "`";
+    // A default with line breaks (a template) is shown with them written as \n, as in the .proto.
+    std::string shown;
+    for (char c : r.default_value()) shown += c == '\n' ? std::string("\\n") : std::string(1, c);
+    std::string def = r.required() ? "required" : shown.empty() ? "" : "`" + shown + "`";
     std::string range;
     if (r.has_range()) {
       std::ostringstream rs;

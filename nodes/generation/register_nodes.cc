@@ -1,6 +1,7 @@
-// Registers the generation node kinds: generate.
+// Registers the generation node kinds: generate, prompt.
 #include "graph/node_registry.h"
 #include "nodes/generation/generate_node.h"
+#include "nodes/generation/prompt_node.h"
 
 namespace sluice {
 
@@ -14,6 +15,17 @@ void register_generation_nodes(NodeRegistry& registry) {
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
         return std::make_unique<generation::GenerateNode>(
             generation::generate_options_from(spec.generate(), ctx.base_dir), ctx.clock, ctx.metrics, ctx.class_names);
+      },
+  });
+  registry.add(NodeKind{
+      .kind = "prompt",
+      .summary = "Lays out the retrieved passages with numbered citations and the question as the model's prompt.",
+      .needs = {"hits"},
+      .adds = {"prompt"},
+      .async = false,
+      .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
+        return std::make_unique<generation::PromptNode>(generation::prompt_options_from(spec.prompt(), ctx.base_dir),
+                                                        ctx.clock);
       },
   });
 }

@@ -1,0 +1,145 @@
+#include "nodes/generation/chat_template.h"
+
+#include <cctype>
+#include <stdexcept>
+
+#include "graph/units.h"
+#include "nodes/generation/gguf_file.h"
+
+namespace sluice::generation {
+namespace {
+
+enum class Role { kSystem, kUser, kAssistant };
+
+Role role_of(const ChatMessage& m) {
+  if (m.role == "system" || m.role == "developer") return Role::kSystem;
+  if (m.role == "assistant") return Role::kAssistant;
+  return Role::kUser;  // "user", and "tool" results, which the model reads as input
+}
+
+std::string_view strip(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string render_plain(const std::vector<ChatMessage>& messages) {
+  std::string out;
+  for (const auto& m : messages) {
+    if (m.content.empty()) continue;
+    if (!out.empty()) out += "\n\n";
+    out += m.content;
+  }
+  return out;
+}
+
+std::string render_llama2(const std::vector<ChatMessage>& messages) {
+  std::string out;
+  std::string system;  // waits for the next user turn's <<SYS>> block
+  bool first_turn = true;
+  auto open_turn = [&] {
+    out += first_turn ? "[INST] " : "<s>[INST] ";  // the first <s> is the generator's BOS
+    first_turn = false;
+    if (!system.empty()) {
+      out += "<<SYS>>\n" + system + "\n<</SYS>>\n\n";
+      system.clear();
+    }
+  };
+  for (const auto& m : messages) {
+    switch (role_of(m)) {
+      case Role::kSystem:
+        if (!system.empty() && !m.content.empty()) system += "\n\n";
+        system += m.content;
+        break;
+      case Role::kUser:
+        open_turn();
+        out += strip(m.content);
+        out += " [/INST]";
+        break;
+      case Role::kAssistant:
+        out += " ";
+        out += strip(m.content);
+        out += " </s>";
+        break;
+    }
+  }
+  if (!system.empty()) {  // a system message with no user turn after it
+    open_turn();
+    out += " [/INST]";
+  }
+  return out;
+}
+
+std::string render_chatml(const std::vector<ChatMessage>& messages) {
+  std::string out;
+  for (const auto& m : messages) {
+    out += "<|im_start|>";
+    out += m.role == "developer" ? "system" : m.role;
+    out += "\n" + m.content + "<|im_end|>\n";
+  }
+  out += "<|im_start|>assistant\n";
+  return out;
+}
+
+std::string render_zephyr(const std::vector<ChatMessage>& messages) {
+  static constexpr const char* kRoleTag[] = {"<|system|>\n", "<|user|>\n", "<|assistant|>\n"};
+  std::string out;
+  for (const auto& m : messages) {
+    out += kRoleTag[static_cast<int>(role_of(m))];
+    out += m.content + "</s>\n";
+  }
+  out += "<|assistant|>\n";
+  return out;
+}
+
+}  // namespace
+
+const char* chat_template_name(ChatTemplate t) {
+  switch (t) {
+    case ChatTemplate::kPlain: return "plain";
+    case ChatTemplate::kLlama2: return "llama2";
+    case ChatTemplate::kChatml: return "chatml";
+    case ChatTemplate::kZephyr: return "zephyr";
+  }
+  return "plain";
+}
+
+ChatTemplate chat_template_from_config(std::string_view name, std::string_view field, std::string_view model_template) {
+  if (name == "auto") return detect_chat_template(model_template);
+  for (ChatTemplate t : {ChatTemplate::kPlain, ChatTemplate::kLlama2, ChatTemplate::kChatml, ChatTemplate::kZephyr}) {
+    if (name == chat_template_name(t)) return t;
+  }
+  std::string message = std::string(field) + ": unknown chat template '" + std::string(name) +
+                        "' (expected auto, plain, llama2, chatml or zephyr)";
+  const std::string guess = did_you_mean(name, {"auto", "plain", "llama2", "chatml", "zephyr"});
+  if (!guess.empty()) message += "; did you mean '" + guess + "'?";
+  throw std::invalid_argument(message);
+}
+
+ChatTemplate detect_chat_template(std::string_view jinja) {
+  auto has = [&](std::string_view marker) { return jinja.find(marker) != std::string_view::npos; };
+  if (has("<|im_start|>")) return ChatTemplate::kChatml;
+  if (has("[INST]")) return ChatTemplate::kLlama2;
+  if (has("<|user|>") && has("<|assistant|>") && !has("<|end|>")) return ChatTemplate::kZephyr;
+  return ChatTemplate::kPlain;
+}
+
+std::string_view model_chat_template(const GgufFile& file) {
+  return file.find_string("tokenizer.chat_template").value_or(std::string_view());
+}
+
+std::string render_chat(const std::vector<ChatMessage>& messages, ChatTemplate t) {
+  switch (t) {
+    case ChatTemplate::kPlain: return render_plain(messages);
+    case ChatTemplate::kLlama2: return render_llama2(messages);
+    case ChatTemplate::kChatml: return render_chatml(messages);
+    case ChatTemplate::kZephyr: return render_zephyr(messages);
+  }
+  return render_plain(messages);
+}
+
+std::string request_prompt(const RequestInput& input, ChatTemplate t) {
+  return input.kind == RequestInput::Kind::kChat ? render_chat(input.messages, t) : input.prompt;
+}
+
+}  // namespace sluice::generation
