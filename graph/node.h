@@ -30,6 +30,7 @@ namespace sluice {
 
 class AdmissionController;
 class Clock;
+class DocumentStore;
 class MetricsRegistry;
 
 // What a node gets from the runtime when it is built.
@@ -60,6 +61,10 @@ class Node {
   virtual void stop() {}
   // Readiness for /readyz: false while e.g. an index is still loading.
   virtual bool ready() const { return true; }
+  // The knowledge base this node reads, for connectors that write documents into it
+  // (graph/document_store.h); null for nodes that read none. Nodes reading the same knowledge
+  // base return the same store.
+  virtual std::shared_ptr<DocumentStore> document_store() const { return nullptr; }
 };
 
 class SyncNode : public Node {

@@ -503,6 +503,15 @@ AdmissionController* Pipeline::admission(const std::string& source) const {
   return it == impl_->admission.end() ? nullptr : it->second;
 }
 
+std::vector<std::shared_ptr<DocumentStore>> Pipeline::document_stores() const {
+  std::vector<std::shared_ptr<DocumentStore>> out;
+  for (const auto& s : impl_->stages) {
+    auto store = s->node->document_store();
+    if (store && std::find(out.begin(), out.end(), store) == out.end()) out.push_back(std::move(store));
+  }
+  return out;
+}
+
 bool Pipeline::ready() const {
   if (!started_.load(std::memory_order_acquire) || draining()) return false;
   for (const auto& s : impl_->stages) {

@@ -30,6 +30,7 @@
 namespace sluice {
 
 class AdmissionController;
+class DocumentStore;
 
 struct DrainReport {
   std::size_t completed_during_drain = 0;
@@ -75,6 +76,9 @@ class Pipeline {
   // The controller consulted at `source`, or null; a queue-fed connector installs its
   // deferral hook through it (AdmissionController::set_deferral_hook).
   AdmissionController* admission(const std::string& source) const;
+  // The distinct knowledge bases the nodes read (Node::document_store), in node order; empty
+  // when none. `POST /v1/documents` writes through them.
+  std::vector<std::shared_ptr<DocumentStore>> document_stores() const;
   std::size_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
   const std::string& name() const { return name_; }
   const std::vector<std::string>& stage_names() const { return stage_names_; }

@@ -89,12 +89,20 @@ std::shared_ptr<const IndexGeneration> KnowledgeBase::current() const {
 
 std::size_t KnowledgeBase::document_count() const { return current() ? docs_.size() : 0; }
 
-IngestStats KnowledgeBase::upsert(std::vector<SourceDocument> docs) { return apply(std::move(docs), {}, false); }
-IngestStats KnowledgeBase::remove(const std::vector<std::string>& ids) { return apply({}, ids, false); }
-IngestStats KnowledgeBase::sync(std::vector<SourceDocument> docs) { return apply(std::move(docs), {}, true); }
+IngestStats KnowledgeBase::upsert(std::vector<SourceDocument> docs, const IngestProgressFn& progress) {
+  return apply(std::move(docs), {}, false, progress);
+}
+IngestStats KnowledgeBase::remove(const std::vector<std::string>& ids) { return apply({}, ids, false, {}); }
+IngestStats KnowledgeBase::sync(std::vector<SourceDocument> docs, const IngestProgressFn& progress) {
+  return apply(std::move(docs), {}, true, progress);
+}
+IngestStats KnowledgeBase::update(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals,
+                                  const IngestProgressFn& progress) {
+  return apply(std::move(upserts), removals, false, progress);
+}
 
 IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals,
-                                 bool exact_set) {
+                                 bool exact_set, const IngestProgressFn& progress) {
   std::lock_guard<std::mutex> lock(write_mu_);
   const auto t0 = std::chrono::steady_clock::now();
   IngestStats stats;
@@ -102,7 +110,13 @@ IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std:
   std::set<std::string> seen;
   std::vector<std::string> changed;
   const auto counter = [this](std::string_view t) { return embedder_->count_tokens(t); };
+  IngestProgress at;
+  at.documents_total = upserts.size();
   for (auto& d : upserts) {
+    if (progress) {
+      if (at.documents_done % 64 == 0) progress(at);  // often enough for a display, cheap for large ingests
+      ++at.documents_done;
+    }
     if (d.id.empty()) {
       stats.problems.push_back({"(document)", 0, "document without an id"});
       continue;
@@ -161,7 +175,12 @@ IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std:
   } else {
     for (const auto& id : changed) to_embed.push_back(&next[id]);
   }
-  embed_in_batches(to_embed, stats);
+  if (progress) {
+    at.documents_done = at.documents_total;
+    for (const DocState* st : to_embed) at.chunks_to_embed += st->chunks.size();
+    progress(at);
+  }
+  embed_in_batches(to_embed, stats, progress, at);
   docs_ = std::move(next);
   stats.chunks_total = total;
   commit(stats);
@@ -169,7 +188,8 @@ IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std:
   return stats;
 }
 
-void KnowledgeBase::embed_in_batches(std::vector<DocState*>& states, IngestStats& stats) {
+void KnowledgeBase::embed_in_batches(std::vector<DocState*>& states, IngestStats& stats,
+                                     const IngestProgressFn& progress, IngestProgress& at) {
   const std::size_t dim = embedder_->dimension();
   std::vector<std::pair<DocState*, std::size_t>> slots;  // (doc, chunk index)
   for (DocState* s : states) {
@@ -188,6 +208,10 @@ void KnowledgeBase::embed_in_batches(std::vector<DocState*>& states, IngestStats
       std::copy_n(out.data() + (i - b) * dim, dim, slots[i].first->vectors.data() + slots[i].second * dim);
     }
     stats.chunks_embedded += batch.size();
+    if (progress) {
+      at.chunks_embedded = stats.chunks_embedded;
+      progress(at);
+    }
   }
 }
 

@@ -3,8 +3,10 @@
 //
 //  - Incremental ingest. Each document's content fingerprint (FNV-1a 64 of its kind, title and
 //    whitespace-normalised text) is kept; upsert() re-chunks and re-embeds only new or changed
-//    documents (counted in IngestStats::chunks_embedded), remove() drops documents, sync()
-//    makes the set equal to the given one (deleting what is absent).
+//    documents (counted in IngestStats::chunks_embedded), remove() drops documents, update()
+//    does both in one change (POST /v1/documents), sync() makes the set equal to the given one
+//    (deleting what is absent). An optional IngestProgressFn reports chunking and embedding
+//    progress (the `sluice ingest` progress bar).
 //  - Embedding in batches of `embed_batch` (default 256, issue range 100-500).
 //  - LSA refit. The embedder is fitted on the first ingest and then kept, so unchanged chunks
 //    keep their vectors; it is refitted (and every chunk re-embedded) when the chunks changed
@@ -58,6 +60,15 @@ struct IngestStats {
   std::vector<LoadProblem> problems;
 };
 
+// Where a running ingest is, for progress display: documents chunked (of those given), then
+// chunks embedded (of those that need it). Reported after each document and each embedding
+// batch, on the ingesting thread.
+struct IngestProgress {
+  std::size_t documents_done = 0, documents_total = 0;
+  std::size_t chunks_embedded = 0, chunks_to_embed = 0;
+};
+using IngestProgressFn = std::function<void(const IngestProgress&)>;
+
 std::uint64_t content_fingerprint(const SourceDocument& doc);
 
 class KnowledgeBase {
@@ -66,14 +77,19 @@ class KnowledgeBase {
   // Throws std::runtime_error when both kb.bin and kb.prev exist but neither loads.
   explicit KnowledgeBase(KnowledgeBaseOptions options);
 
-  IngestStats upsert(std::vector<SourceDocument> docs);
+  IngestStats upsert(std::vector<SourceDocument> docs, const IngestProgressFn& progress = {});
   IngestStats remove(const std::vector<std::string>& doc_ids);
-  IngestStats sync(std::vector<SourceDocument> docs);
+  IngestStats sync(std::vector<SourceDocument> docs, const IngestProgressFn& progress = {});
+  // Upserts and removals as one change (one new version); an id in both ends up removed.
+  IngestStats update(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals,
+                     const IngestProgressFn& progress = {});
 
   // The live generation (never null; empty before the first ingest).
   std::shared_ptr<const IndexGeneration> current() const;
   std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
   std::size_t document_count() const;
+  // Where it persists ("" in memory only).
+  const std::string& directory() const { return options_.directory; }
   // Which file open() loaded: "kb.bin", "kb.prev", or "" (fresh).
   const std::string& loaded_from() const { return loaded_from_; }
   // Test hook: called after the new generation is built and before it is swapped in.
@@ -85,8 +101,10 @@ class KnowledgeBase {
     std::vector<Chunk> chunks;
     std::vector<float> vectors;  // chunks.size() x dim
   };
-  IngestStats apply(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals, bool exact_set);
-  void embed_in_batches(std::vector<DocState*>& states, IngestStats& stats);
+  IngestStats apply(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals, bool exact_set,
+                    const IngestProgressFn& progress);
+  void embed_in_batches(std::vector<DocState*>& states, IngestStats& stats, const IngestProgressFn& progress,
+                        IngestProgress& at);
   void commit(IngestStats& stats);
   void persist() const;
   bool load_file(const std::string& path);

@@ -101,32 +101,58 @@ std::string html_to_text(const std::string& html, std::string* title) {
   return clean;
 }
 
+std::optional<TextFormat> format_of_name(const std::string& name) {
+  const std::string ext = lower(fs::path(name).extension().string());
+  if (ext == ".txt" || ext == ".text" || ext == ".rst") return TextFormat::kText;
+  if (ext == ".md" || ext == ".markdown") return TextFormat::kMarkdown;
+  if (ext == ".html" || ext == ".htm") return TextFormat::kHtml;
+  if (ext == ".c" || ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".h" || ext == ".hh" || ext == ".hpp") {
+    return TextFormat::kCpp;
+  }
+  if (ext == ".py") return TextFormat::kPython;
+  if (ext == ".js" || ext == ".mjs" || ext == ".cjs") return TextFormat::kJavaScript;
+  return std::nullopt;
+}
+
+bool is_faq_name(const std::string& name) {
+  return lower(fs::path(name).filename().string()).find("faq") != std::string::npos;
+}
+
+std::optional<SourceDocument> make_document(std::string id, std::string title, const std::string& content,
+                                            TextFormat format, bool faq) {
+  const DocumentKind prose_kind = faq ? DocumentKind::kFaq : DocumentKind::kNarrative;
+  SourceDocument d;
+  switch (format) {
+    case TextFormat::kText:
+    case TextFormat::kMarkdown:
+      d = {std::move(id), std::move(title), content, prose_kind, CodeLanguage::kNone};
+      if (d.title.empty()) d.title = first_line_title(content, format == TextFormat::kMarkdown);
+      break;
+    case TextFormat::kHtml: {
+      std::string html_title;
+      std::string text = html_to_text(content, &html_title);
+      if (title.empty()) title = html_title.empty() ? first_line_title(text, false) : html_title;
+      d = {std::move(id), std::move(title), std::move(text), prose_kind, CodeLanguage::kNone};
+      break;
+    }
+    case TextFormat::kCpp:
+    case TextFormat::kPython:
+    case TextFormat::kJavaScript: {
+      const CodeLanguage language = format == TextFormat::kCpp      ? CodeLanguage::kCpp
+                                    : format == TextFormat::kPython ? CodeLanguage::kPython
+                                                                    : CodeLanguage::kJavaScript;
+      if (title.empty()) title = fs::path(id).filename().string();
+      d = {std::move(id), std::move(title), content, DocumentKind::kCode, language};
+      break;
+    }
+  }
+  if (is_blank(d.text)) return std::nullopt;
+  return d;
+}
+
 void load_text(const std::string& name, const std::string& content, LoadedSource& into) {
   const std::string ext = lower(fs::path(name).extension().string());
-  const std::string base = lower(fs::path(name).filename().string());
-  const DocumentKind prose_kind = base.find("faq") != std::string::npos ? DocumentKind::kFaq : DocumentKind::kNarrative;
-  auto add = [&](SourceDocument d) {
-    if (is_blank(d.text)) {
-      into.problems.push_back({name, 0, "empty document" + (d.id != name ? " '" + d.id + "'" : std::string())});
-      return;
-    }
-    into.documents.push_back(std::move(d));
-  };
-  if (ext == ".txt" || ext == ".text" || ext == ".rst") {
-    add({name, first_line_title(content, false), content, prose_kind, CodeLanguage::kNone});
-  } else if (ext == ".md" || ext == ".markdown") {
-    add({name, first_line_title(content, true), content, prose_kind, CodeLanguage::kNone});
-  } else if (ext == ".html" || ext == ".htm") {
-    std::string title;
-    std::string text = html_to_text(content, &title);
-    add({name, title.empty() ? first_line_title(text, false) : title, std::move(text), prose_kind, CodeLanguage::kNone});
-  } else if (ext == ".c" || ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".h" || ext == ".hh" || ext == ".hpp") {
-    add({name, fs::path(name).filename().string(), content, DocumentKind::kCode, CodeLanguage::kCpp});
-  } else if (ext == ".py") {
-    add({name, fs::path(name).filename().string(), content, DocumentKind::kCode, CodeLanguage::kPython});
-  } else if (ext == ".js" || ext == ".mjs" || ext == ".cjs") {
-    add({name, fs::path(name).filename().string(), content, DocumentKind::kCode, CodeLanguage::kJavaScript});
-  } else if (ext == ".jsonl") {
+  if (ext == ".jsonl") {
     std::istringstream in(content);
     for_each_jsonl_record(in, name, into.problems, [&](const nlohmann::json& j, std::string id, std::size_t line_no) {
       SourceDocument d{std::move(id), json_string_field(j, "title"), json_string_field(j, "text"),
@@ -137,9 +163,19 @@ void load_text(const std::string& name, const std::string& content, LoadedSource
       }
       into.documents.push_back(std::move(d));
     });
-  } else {
-    into.problems.push_back({name, 0, "unsupported file type '" + ext + "'"});
+    return;
   }
+  const auto format = format_of_name(name);
+  if (!format) {
+    into.problems.push_back({name, 0, "unsupported file type '" + ext + "'"});
+    return;
+  }
+  auto d = make_document(name, "", content, *format, is_faq_name(name));
+  if (!d) {
+    into.problems.push_back({name, 0, "empty document"});
+    return;
+  }
+  into.documents.push_back(std::move(*d));
 }
 
 LoadedSource load_path(const std::string& path, const LoaderOptions& options) {
@@ -161,7 +197,10 @@ LoadedSource load_path(const std::string& path, const LoaderOptions& options) {
   } else {
     files.push_back(root);
   }
+  std::size_t done = 0;
   for (const auto& f : files) {
+    if (options.on_file && done > 0) options.on_file(done, files.size());
+    ++done;
     const std::string name = fs::is_directory(root, ec) ? fs::relative(f, root, ec).string() : f.string();
     const auto size = fs::file_size(f, ec);
     if (ec) {
@@ -182,6 +221,7 @@ LoadedSource load_path(const std::string& path, const LoaderOptions& options) {
     buf << in.rdbuf();
     load_text(name, buf.str(), out);
   }
+  if (options.on_file) options.on_file(files.size(), files.size());
   return out;
 }
 

@@ -13,6 +13,8 @@
 // `max_file_bytes` are reported and skipped (bounded memory).
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +30,23 @@ struct LoadedSource {
 
 struct LoaderOptions {
   std::size_t max_file_bytes = 64ull << 20;  // 64 MiB: larger inputs are almost always mistakes
+  // Called after each file (loaded or skipped) with (files done, files in all); for progress
+  // display. Runs on the loading thread.
+  std::function<void(std::size_t done, std::size_t total)> on_file;
 };
+
+// The single-document formats above (everything but .jsonl).
+enum class TextFormat { kText, kMarkdown, kHtml, kCpp, kPython, kJavaScript };
+
+// The format a file name's extension stands for; nullopt for .jsonl and unknown extensions.
+std::optional<TextFormat> format_of_name(const std::string& name);
+// Whether a name marks an FAQ file (its file name contains "faq", any case).
+bool is_faq_name(const std::string& name);
+// One document of a known format, as load_text builds it: HTML converted to text; the title
+// from the text (or the file name for code) when `title` is empty; chunked as FAQ when `faq`
+// (prose formats only). nullopt when the (converted) text is blank.
+std::optional<SourceDocument> make_document(std::string id, std::string title, const std::string& content,
+                                            TextFormat format, bool faq);
 
 // A file or a directory (recursive, sorted, hidden entries skipped).
 LoadedSource load_path(const std::string& path, const LoaderOptions& options = {});

@@ -10,6 +10,8 @@
 // answer needs "hits" and adds "answer".
 // Whole batches go to the engine at once where that pays: embed embeds every active query of a
 // batch in one embedder call, dense searches them as one batch.
+// Every node exposes its knowledge base as the pipeline's DocumentStore (Node::document_store),
+// which is how POST /v1/documents finds it.
 // Thread-safety: process() runs concurrently; nodes hold only immutable config and a shared
 // KnowledgeBase (itself thread-safe).
 #pragma once
@@ -22,6 +24,7 @@
 #include "nodes/retrieval/kb/extractive_answer.h"
 #include "nodes/retrieval/kb/knowledge_base.h"
 #include "nodes/retrieval/kb/retriever.h"
+#include "nodes/retrieval/node/knowledge_base_documents.h"
 
 namespace sluice::retrieval {
 
@@ -40,55 +43,60 @@ struct RetrievalHits {
 // The request's pinned generation, pinning the knowledge base's current one if none yet.
 std::shared_ptr<const IndexGeneration> pinned_generation(Request& request, const KnowledgeBase& kb);
 
-class EmbedNode final : public SyncNode {
+// What every retrieval node shares: the knowledge base it reads, exposed to connectors as the
+// pipeline's document store (knowledge_base_documents.h) so POST /v1/documents writes into it.
+class KnowledgeBaseNode : public SyncNode {
  public:
-  explicit EmbedNode(std::shared_ptr<KnowledgeBase> kb) : kb_(std::move(kb)) {}
-  void process(Batch& batch) override;
+  explicit KnowledgeBaseNode(std::shared_ptr<KnowledgeBase> kb) : kb_(std::move(kb)) {}
+  std::shared_ptr<DocumentStore> document_store() const override { return documents_of(kb_); }
 
- private:
+ protected:
   std::shared_ptr<KnowledgeBase> kb_;
 };
 
-class DenseNode final : public SyncNode {
+class EmbedNode final : public KnowledgeBaseNode {
+ public:
+  explicit EmbedNode(std::shared_ptr<KnowledgeBase> kb) : KnowledgeBaseNode(std::move(kb)) {}
+  void process(Batch& batch) override;
+};
+
+class DenseNode final : public KnowledgeBaseNode {
  public:
   DenseNode(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates, Clock* clock)
-      : kb_(std::move(kb)), candidates_(candidates), clock_(clock) {}
+      : KnowledgeBaseNode(std::move(kb)), candidates_(candidates), clock_(clock) {}
   void process(Batch& batch) override;
 
  private:
-  std::shared_ptr<KnowledgeBase> kb_;
   std::size_t candidates_;
   Clock* clock_;
 };
 
-class Bm25Node final : public SyncNode {
+class Bm25Node final : public KnowledgeBaseNode {
  public:
-  Bm25Node(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates) : kb_(std::move(kb)), candidates_(candidates) {}
+  Bm25Node(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates)
+      : KnowledgeBaseNode(std::move(kb)), candidates_(candidates) {}
   void process(Batch& batch) override;
 
  private:
-  std::shared_ptr<KnowledgeBase> kb_;
   std::size_t candidates_;
 };
 
-class FuseNode final : public SyncNode {
+class FuseNode final : public KnowledgeBaseNode {
  public:
-  FuseNode(std::shared_ptr<KnowledgeBase> kb, RetrieveOptions options) : kb_(std::move(kb)), options_(options) {}
+  FuseNode(std::shared_ptr<KnowledgeBase> kb, RetrieveOptions options) : KnowledgeBaseNode(std::move(kb)), options_(options) {}
   void process(Batch& batch) override;
 
  private:
-  std::shared_ptr<KnowledgeBase> kb_;
   RetrieveOptions options_;
 };
 
-class RerankNode final : public SyncNode {
+class RerankNode final : public KnowledgeBaseNode {
  public:
   RerankNode(std::shared_ptr<KnowledgeBase> kb, std::size_t depth, float weight)
-      : kb_(std::move(kb)), depth_(depth), weight_(weight) {}
+      : KnowledgeBaseNode(std::move(kb)), depth_(depth), weight_(weight) {}
   void process(Batch& batch) override;
 
  private:
-  std::shared_ptr<KnowledgeBase> kb_;
   std::size_t depth_;
   float weight_;
 };
@@ -96,14 +104,13 @@ class RerankNode final : public SyncNode {
 // Answers and completes each request: for RequestInput::Kind::kRetrieve a "retrieval" event
 // (JSON: ranked chunks with each path's score and rank); otherwise the extractive answer
 // streamed piece by piece, then a "sources" event and the sources text.
-class AnswerNode final : public SyncNode {
+class AnswerNode final : public KnowledgeBaseNode {
  public:
   AnswerNode(std::shared_ptr<KnowledgeBase> kb, AnswerOptions options, Clock* clock)
-      : kb_(std::move(kb)), options_(options), clock_(clock) {}
+      : KnowledgeBaseNode(std::move(kb)), options_(options), clock_(clock) {}
   void process(Batch& batch) override;
 
  private:
-  std::shared_ptr<KnowledgeBase> kb_;
   AnswerOptions options_;
   Clock* clock_;
 };

@@ -39,6 +39,40 @@ std::string temp_dir(const std::string& name) {
   return d.string();
 }
 
+TEST(KnowledgeBase, UpdateWritesAndDeletesAsOneVersion) {
+  KnowledgeBase kb(small_options());
+  kb.upsert(corpus(10));
+  auto docs = corpus(2);
+  docs[1].text += " changed";
+  const auto s = kb.update(docs, {"doc7", "doc8", "absent"});
+  EXPECT_EQ(s.unchanged, 1u);
+  EXPECT_EQ(s.updated, 1u);
+  EXPECT_EQ(s.deleted, 2u);  // "absent" was never there
+  EXPECT_EQ(s.chunks_embedded, 1u);
+  EXPECT_EQ(s.version, 2u);
+  EXPECT_EQ(kb.document_count(), 8u);
+}
+
+TEST(KnowledgeBase, ProgressReportsChunkingThenEmbeddingBatches) {
+  KnowledgeBase kb(small_options());  // embed_batch 7
+  std::vector<IngestProgress> seen;
+  kb.upsert(corpus(20), [&](const IngestProgress& p) { seen.push_back(p); });
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front().documents_done, 0u);
+  EXPECT_EQ(seen.front().documents_total, 20u);
+  EXPECT_EQ(seen.front().chunks_to_embed, 0u);
+  // Then embedding: announced with nothing done, then one report per batch of 7 (7, 14, 20).
+  std::vector<std::size_t> embedded;
+  for (const auto& p : seen) {
+    if (p.chunks_to_embed > 0) {
+      EXPECT_EQ(p.chunks_to_embed, 20u);
+      EXPECT_EQ(p.documents_done, 20u);
+      embedded.push_back(p.chunks_embedded);
+    }
+  }
+  EXPECT_EQ(embedded, (std::vector<std::size_t>{0, 7, 14, 20}));
+}
+
 TEST(KnowledgeBase, IncrementalIngestEmbedsOnlyChangedDocuments) {
   KnowledgeBase kb(small_options());
   EXPECT_EQ(kb.current()->chunks().size(), 0u);
