@@ -6,6 +6,8 @@ std::string_view endpoint_label(Endpoint endpoint) {
   switch (endpoint) {
     case Endpoint::kChatCompletions: return "/v1/chat/completions";
     case Endpoint::kCompletions: return "/v1/completions";
+    case Endpoint::kRetrieve: return "/v1/retrieve";
+    case Endpoint::kDocuments: return "/v1/documents";
     case Endpoint::kModels: return "/v1/models";
     case Endpoint::kHealthz: return "/healthz";
     case Endpoint::kReadyz: return "/readyz";
@@ -36,6 +38,10 @@ HttpMetrics::HttpMetrics(MetricsRegistry& registry, std::string source)
       client_disconnects(registry.counter("sluice_http_client_disconnects_total",
                                           "Clients that went away before their answer was complete.",
                                           {{"source", source}})),
+      ingests_running(registry.gauge("sluice_http_ingests_running", "POST /v1/documents ingests in progress.",
+                                     {{"source", source}})),
+      ingest_seconds(registry.histogram("sluice_http_ingest_seconds", "Duration of POST /v1/documents ingests.",
+                                        {{"source", source}})),
       registry_(registry),
       source_(std::move(source)) {}
 

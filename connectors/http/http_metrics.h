@@ -7,6 +7,8 @@
 //   sluice_http_slow_client_closes_total{source}          over max_stream_buffer_bytes
 //   sluice_http_idle_closes_total{source}                 over idle_timeout
 //   sluice_http_client_disconnects_total{source}          client left before its answer was done
+//   sluice_http_ingests_running{source}                   gauge: POST /v1/documents ingests in progress (0 or 1)
+//   sluice_http_ingest_seconds{source}                    histogram: duration of accepted ingests
 // `endpoint` is one of a fixed set (unknown paths count as "other"), so cardinality is bounded.
 //
 // Shared (shared_ptr) by the source and the response sinks of its requests, which may finish
@@ -22,7 +24,9 @@
 
 namespace sluice::http {
 
-enum class Endpoint : std::uint8_t { kChatCompletions, kCompletions, kModels, kHealthz, kReadyz, kMetrics, kOther, kCount };
+enum class Endpoint : std::uint8_t {
+  kChatCompletions, kCompletions, kRetrieve, kDocuments, kModels, kHealthz, kReadyz, kMetrics, kOther, kCount
+};
 
 std::string_view endpoint_label(Endpoint endpoint);
 // The endpoint a path belongs to (exact match), or kOther.
@@ -39,6 +43,8 @@ class HttpMetrics {
   Counter& slow_client_closes;
   Counter& idle_closes;
   Counter& client_disconnects;
+  Gauge& ingests_running;
+  Histogram& ingest_seconds;
 
  private:
   static constexpr int kMinStatus = 100;

@@ -7,6 +7,8 @@
 #include "connectors/http/openai_request.h"
 #include "connectors/http/openai_response.h"
 #include "connectors/http/openai_response_sink.h"
+#include "connectors/http/retrieval_api.h"
+#include "connectors/http/retrieval_response_sink.h"
 
 namespace sluice::http {
 namespace {
@@ -97,6 +99,9 @@ void HttpSource::init(const HttpSourceConfig& config) {
   options.slow_client_closes = &metrics_->slow_client_closes;
   options.idle_closes = &metrics_->idle_closes;
 
+  document_stores_ = intake_.document_stores();
+  ingests_ = std::make_unique<IngestRunner>(&metrics_->ingests_running, &metrics_->ingest_seconds);
+
   auto metrics = metrics_;
   server_ = std::make_unique<HttpServer>(
       options, [this](HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer) { handle(request, writer); },
@@ -111,6 +116,7 @@ void HttpSource::start() { server_->start(); }
 void HttpSource::stop_accepting() { server_->stop_accepting(); }
 void HttpSource::stop() {
   if (server_) server_->stop();
+  if (ingests_) ingests_->stop();  // waits for a running ingest: it cannot be abandoned half-way
 }
 
 std::string HttpSource::address() const {
@@ -140,7 +146,8 @@ HttpResponse HttpSource::readiness() const {
 
 void HttpSource::handle(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer) {
   Endpoint endpoint = endpoint_for_path(request.path());
-  bool post = endpoint == Endpoint::kChatCompletions || endpoint == Endpoint::kCompletions;
+  bool post = endpoint == Endpoint::kChatCompletions || endpoint == Endpoint::kCompletions ||
+              endpoint == Endpoint::kRetrieve || endpoint == Endpoint::kDocuments;
   if (endpoint == Endpoint::kOther) {
     ApiError e{404, "no route for " + request.method + " " + std::string(request.path()), "invalid_request_error", "",
                "not_found"};
@@ -156,6 +163,10 @@ void HttpSource::handle(HttpRequest& request, const std::shared_ptr<ResponseWrit
     case Endpoint::kChatCompletions:
     case Endpoint::kCompletions:
       return handle_completion(endpoint, request, writer);
+    case Endpoint::kRetrieve:
+      return handle_retrieve(request, writer);
+    case Endpoint::kDocuments:
+      return handle_documents(request, writer);
     case Endpoint::kHealthz:
       return respond(endpoint, writer, HttpResponse{200, "application/json", {}, "{\"status\":\"ok\"}"});
     case Endpoint::kReadyz:
@@ -179,61 +190,40 @@ void HttpSource::handle(HttpRequest& request, const std::shared_ptr<ResponseWrit
   }
 }
 
-void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer) {
-  if (intake_.draining() || !server_->accepting()) {
-    ApiError e{503, "the server is draining and accepts no new requests", "service_unavailable", "", "draining"};
-    return respond_error(endpoint, writer, e);
-  }
-  auto kind = endpoint == Endpoint::kChatCompletions ? RequestInput::Kind::kChat : RequestInput::Kind::kCompletion;
-  OpenAiRequest parsed;
-  if (auto error = parse_openai_request(http.body, kind, &parsed)) return respond_error(endpoint, writer, *error);
-  const std::string& model = parsed.input.model;
-  if (std::find(models_.begin(), models_.end(), model) == models_.end()) {
-    ApiError e{404, "the model '" + model + "' does not exist; this server serves: " + join(models_),
-               "invalid_request_error", "model", "model_not_found"};
-    return respond_error(endpoint, writer, e);
-  }
-  int priority = default_class_;
+std::optional<ApiError> HttpSource::refuse_when_draining() const {
+  if (!intake_.draining() && server_->accepting()) return std::nullopt;
+  return ApiError{503, "the server is draining and accepts no new requests", "service_unavailable", "", "draining"};
+}
+
+std::optional<ApiError> HttpSource::read_routing(const HttpRequest& http, Routing* out) const {
+  out->priority = default_class_;
   if (const std::string* p = http.header("x-priority")) {
-    priority = intake_.class_index(*p);
-    if (priority < 0) {
-      ApiError e{400, "X-Priority '" + *p + "' is not a priority class; use one of: " + join(intake_.class_names()),
-                 "invalid_request_error", "X-Priority", "invalid_value"};
-      return respond_error(endpoint, writer, e);
+    out->priority = intake_.class_index(*p);
+    if (out->priority < 0) {
+      return ApiError{400, "X-Priority '" + *p + "' is not a priority class; use one of: " + join(intake_.class_names()),
+                      "invalid_request_error", "X-Priority", "invalid_value"};
     }
   }
-  Nanos timeout = 0;
   if (const std::string* t = http.header("x-request-timeout")) {
     auto parsed_timeout = parse_timeout_header(*t);
     if (!parsed_timeout) {
-      ApiError e{400, "X-Request-Timeout '" + *t + "' is not a positive duration such as 2.5, 2.5s or 250ms",
-                 "invalid_request_error", "X-Request-Timeout", "invalid_value"};
-      return respond_error(endpoint, writer, e);
+      return ApiError{400, "X-Request-Timeout '" + *t + "' is not a positive duration such as 2.5, 2.5s or 250ms",
+                      "invalid_request_error", "X-Request-Timeout", "invalid_value"};
     }
-    timeout = *parsed_timeout;
+    out->timeout = *parsed_timeout;
   }
   const std::string* timings_header = http.header("x-sluice-timings");
-  bool want_timings = timings_header && (*timings_header == "1" || *timings_header == "true");
+  out->want_timings = timings_header && (*timings_header == "1" || *timings_header == "true");
+  return std::nullopt;
+}
 
-  std::uint64_t id = intake_.next_request_id();
-  std::string external_id = (kind == RequestInput::Kind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(id);
-  SinkOptions sink_options;
-  sink_options.endpoint = endpoint;
-  sink_options.stream = parsed.input.stream;
-  sink_options.include_usage = parsed.include_usage;
-  sink_options.want_timings = want_timings;
-  sink_options.request_id = external_id;
-  sink_options.metrics = metrics_;
-  sink_options.stage_names = stage_names_;
-  auto sink = std::make_shared<OpenAiResponseSink>(writer, ChunkWriter(kind, external_id, model, unix_seconds()),
-                                                   std::move(sink_options));
-  auto request = std::make_shared<Request>(id, std::move(parsed.input), std::move(sink));
-  request->priority = static_cast<std::uint8_t>(priority);
-  request->external_id = std::move(external_id);
+void HttpSource::submit(const Routing& routing, const HttpRequest& http, const RequestPtr& request,
+                        const std::shared_ptr<ResponseWriter>& writer) {
+  request->priority = static_cast<std::uint8_t>(routing.priority);
   if (const std::string* tp = http.header("traceparent"); tp && valid_traceparent(*tp)) request->traceparent = *tp;
   request->arrival = intake_.clock().now();
-  if (timeout > 0) request->deadline = request->arrival + timeout;
-  request->want_timings = want_timings;
+  if (routing.timeout > 0) request->deadline = request->arrival + routing.timeout;
+  request->want_timings = routing.want_timings;
 
   std::weak_ptr<Request> weak = request;
   auto metrics = metrics_;
@@ -244,6 +234,107 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
     }
   });
   intake_.submit(name_, request);
+}
+
+void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer) {
+  if (auto e = refuse_when_draining()) return respond_error(endpoint, writer, *e);
+  auto kind = endpoint == Endpoint::kChatCompletions ? RequestInput::Kind::kChat : RequestInput::Kind::kCompletion;
+  OpenAiRequest parsed;
+  if (auto error = parse_openai_request(http.body, kind, &parsed)) return respond_error(endpoint, writer, *error);
+  const std::string& model = parsed.input.model;
+  if (std::find(models_.begin(), models_.end(), model) == models_.end()) {
+    ApiError e{404, "the model '" + model + "' does not exist; this server serves: " + join(models_),
+               "invalid_request_error", "model", "model_not_found"};
+    return respond_error(endpoint, writer, e);
+  }
+  Routing routing;
+  if (auto e = read_routing(http, &routing)) return respond_error(endpoint, writer, *e);
+
+  std::uint64_t id = intake_.next_request_id();
+  std::string external_id = (kind == RequestInput::Kind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(id);
+  SinkOptions sink_options;
+  sink_options.endpoint = endpoint;
+  sink_options.stream = parsed.input.stream;
+  sink_options.include_usage = parsed.include_usage;
+  sink_options.want_timings = routing.want_timings;
+  sink_options.request_id = external_id;
+  sink_options.metrics = metrics_;
+  sink_options.stage_names = stage_names_;
+  auto sink = std::make_shared<OpenAiResponseSink>(writer, ChunkWriter(kind, external_id, model, unix_seconds()),
+                                                   std::move(sink_options));
+  auto request = std::make_shared<Request>(id, std::move(parsed.input), std::move(sink));
+  request->external_id = std::move(external_id);
+  submit(routing, http, request, writer);
+}
+
+std::optional<ApiError> HttpSource::missing_document_store() const {
+  if (document_stores_.size() == 1) return std::nullopt;
+  if (document_stores_.empty()) {
+    return ApiError{404, "this pipeline has no knowledge base: none of its nodes reads one (add retrieval nodes such as "
+                         "embed, bm25 or answer with a knowledge_base)",
+                    "invalid_request_error", "", "no_knowledge_base"};
+  }
+  std::string names;
+  for (const auto& s : document_stores_) names += (names.empty() ? "" : ", ") + s->name();
+  return ApiError{409, "this pipeline reads " + std::to_string(document_stores_.size()) + " knowledge bases (" + names +
+                           "); POST /v1/documents needs exactly one",
+                  "invalid_request_error", "", "ambiguous_knowledge_base"};
+}
+
+void HttpSource::handle_retrieve(HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer) {
+  constexpr Endpoint endpoint = Endpoint::kRetrieve;
+  if (auto e = refuse_when_draining()) return respond_error(endpoint, writer, *e);
+  if (document_stores_.empty()) return respond_error(endpoint, writer, *missing_document_store());
+  RequestInput input;
+  input.kind = RequestInput::Kind::kRetrieve;
+  if (auto e = parse_retrieve_request(http.body, &input.prompt)) return respond_error(endpoint, writer, *e);
+  Routing routing;
+  if (auto e = read_routing(http, &routing)) return respond_error(endpoint, writer, *e);
+  std::uint64_t id = intake_.next_request_id();
+  std::string external_id = "retr-" + std::to_string(id);
+  auto sink = std::make_shared<RetrievalResponseSink>(writer, external_id, metrics_);
+  auto request = std::make_shared<Request>(id, std::move(input), std::move(sink));
+  request->external_id = std::move(external_id);
+  submit(routing, http, request, writer);
+}
+
+void HttpSource::handle_documents(HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer) {
+  constexpr Endpoint endpoint = Endpoint::kDocuments;
+  if (auto e = refuse_when_draining()) return respond_error(endpoint, writer, *e);
+  if (auto e = missing_document_store()) return respond_error(endpoint, writer, *e);
+  auto changes = std::make_shared<DocumentChanges>();
+  if (auto e = parse_documents_request(http.body, changes.get())) return respond_error(endpoint, writer, *e);
+  // The ingest runs on the runner's thread and answers from there; the loop moves on at once.
+  auto store = document_stores_.front();
+  auto metrics = metrics_;
+  bool accepted = ingests_->try_run([store, changes, writer, metrics]() -> std::function<void()> {
+    HttpResponse response;
+    try {
+      DocumentChangeResult result = store->apply(*changes);
+      if (result.rejected) {
+        ApiError e = document_problem_error(*result.rejected);
+        response = HttpResponse{e.status, "application/json", {}, error_body(e)};
+      } else {
+        response = HttpResponse{200, "application/json", {}, documents_response(result.stats, store->name())};
+      }
+    } catch (const std::exception& ex) {
+      ApiError e{500, std::string("ingest into ") + store->name() + " failed; the previous version still serves: " +
+                          ex.what(),
+                 "server_error", "", "ingest_failed"};
+      response = HttpResponse{500, "application/json", {}, error_body(e)};
+    }
+    return [response = std::move(response), writer, metrics] {
+      metrics->count_response(Endpoint::kDocuments, response.status);
+      writer->send(response);
+    };
+  });
+  if (!accepted) {
+    const std::uint32_t retry = ingests_->retry_after_seconds();
+    ApiError e{429, "another ingest into " + store->name() + " is running; one runs at a time, retry after " +
+                        std::to_string(retry) + " s",
+               "rate_limit_error", "", "ingest_in_progress"};
+    return respond_error(endpoint, writer, e, {{"Retry-After", std::to_string(retry)}});
+  }
 }
 
 }  // namespace sluice::http

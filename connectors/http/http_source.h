@@ -3,6 +3,16 @@
 //
 //   POST /v1/chat/completions, POST /v1/completions   -> a sluice::Request submitted at this
 //        source; answered as JSON, or as SSE when "stream": true
+//   POST /v1/retrieve   {"query"} -> a Request of kind kRetrieve through the same pipeline; the
+//        answer node's ranked chunks as JSON (retrieval_response_sink.h)
+//   POST /v1/documents  add/replace/delete documents in the knowledge base the pipeline's
+//        retrieval nodes read (retrieval_api.h for the body). The store is found once, at
+//        construction, through RequestIntake::document_stores() (Pipeline::document_stores():
+//        nodes expose it, graph/document_store.h), so this layer never depends on the
+//        retrieval library. 404 when the pipeline reads no knowledge base, 409 when several.
+//        The ingest runs on an IngestRunner thread, never on an event loop, and the response
+//        (the change's counts and the new version) is sent when it is done; one ingest at a
+//        time per source: a second one meanwhile gets 429 with Retry-After.
 //   GET  /v1/models                                    -> the configured model names
 //   GET  /healthz   liveness: 200 while the process serves HTTP
 //   GET  /readyz    200 only when the pipeline is ready and not draining; JSON detail
@@ -18,19 +28,22 @@
 // Lifecycle: construct (validates the config; throws std::invalid_argument naming the source
 // and field) -> start() (binds; throws std::runtime_error) -> stop_accepting() when the
 // pipeline drains (SIGTERM) -> stop() before the pipeline is destroyed. The intake (pipeline)
-// and its MetricsRegistry must outlive the source. Thread-safety: lifecycle calls from one
-// thread; the handlers run on the server's event loops.
+// and its MetricsRegistry must outlive the source. stop() waits for a running ingest.
+// Thread-safety: lifecycle calls from one thread; the handlers run on the server's event loops.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "connectors/http/http_metrics.h"
 #include "connectors/http/http_server.h"
+#include "connectors/http/ingest_runner.h"
 #include "connectors/http/openai_request.h"
 #include "connectors/http/request_intake.h"
+#include "graph/document_store.h"
 #include "sluice/nodes.pb.h"
 
 namespace sluice {
@@ -57,9 +70,25 @@ class HttpSource {
   const HttpServer& server() const { return *server_; }
 
  private:
+  // What the request headers say about scheduling (X-Priority, X-Request-Timeout, X-Sluice-Timings).
+  struct Routing {
+    int priority = 0;
+    Nanos timeout = 0;  // 0: the pipeline's default deadline
+    bool want_timings = false;
+  };
+
   void init(const HttpSourceConfig& config);
   void handle(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
   void handle_completion(Endpoint endpoint, HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
+  void handle_retrieve(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
+  void handle_documents(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
+  std::optional<ApiError> refuse_when_draining() const;
+  std::optional<ApiError> read_routing(const HttpRequest& http, Routing* out) const;
+  // 404 when the pipeline reads no knowledge base, 409 when it reads several; nullopt for one.
+  std::optional<ApiError> missing_document_store() const;
+  // Stamps routing and arrival, cancels on disconnect, submits to the pipeline.
+  void submit(const Routing& routing, const HttpRequest& http, const RequestPtr& request,
+              const std::shared_ptr<ResponseWriter>& writer);
   void respond(Endpoint endpoint, const std::shared_ptr<ResponseWriter>& writer, HttpResponse response);
   void respond_error(Endpoint endpoint, const std::shared_ptr<ResponseWriter>& writer, const ApiError& error,
                      std::vector<HttpHeader> headers = {});
@@ -73,6 +102,8 @@ class HttpSource {
   int default_class_ = 0;
   std::shared_ptr<HttpMetrics> metrics_;
   std::shared_ptr<const std::vector<std::string>> stage_names_;
+  std::vector<std::shared_ptr<DocumentStore>> document_stores_;  // the pipeline's, resolved at construction
+  std::unique_ptr<IngestRunner> ingests_;
   std::unique_ptr<HttpServer> server_;
 };
 

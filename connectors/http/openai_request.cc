@@ -6,67 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "connectors/http/json_body.h"
+
 namespace sluice::http {
 namespace {
 
 using nlohmann::json;
 
-constexpr int kMaxJsonDepth = 64;
 constexpr std::size_t kMaxStopSequences = 16;
-
-ApiError invalid(std::string param, std::string message) {
-  ApiError e;
-  e.status = 400;
-  e.message = std::move(message);
-  e.param = std::move(param);
-  e.code = "invalid_value";
-  return e;
-}
-
-std::string_view type_name(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number";
-    default: return "an unsupported value";
-  }
-}
-
-ApiError wrong_type(const std::string& field, std::string_view expected, const json& got) {
-  ApiError e = invalid(field, "'" + field + "' must be " + std::string(expected) + ", got " + std::string(type_name(got)));
-  e.code = "invalid_type";
-  return e;
-}
-
-// Nesting deeper than kMaxJsonDepth is refused before parsing, so a hostile body cannot
-// exhaust the stack of the parser or of the value's destructor.
-std::optional<ApiError> check_depth(std::string_view body) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < body.size(); ++i) {
-    char c = body[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) {
-        return invalid("", "request body nests deeper than " + std::to_string(kMaxJsonDepth) +
-                               " levels (at byte " + std::to_string(i) + ")");
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return std::nullopt;
-}
 
 // Optional numeric field in [lo, hi]; absent or null keeps *out.
 template <class T>
@@ -81,7 +28,7 @@ std::optional<ApiError> read_number(const json& obj, const char* field, double l
   if (!(v >= lo && v <= hi)) {
     char range[96];
     std::snprintf(range, sizeof range, "between %g and %g", lo, hi);
-    return invalid(field, "'" + std::string(field) + "' must be " + range);
+    return invalid_value(field, "'" + std::string(field) + "' must be " + range);
   }
   *out = integral ? static_cast<T>(it->get<std::int64_t>()) : static_cast<T>(v);
   return std::nullopt;
@@ -97,21 +44,21 @@ std::optional<ApiError> read_bool(const json& obj, const char* field, bool* out)
 
 std::optional<ApiError> read_messages(const json& obj, std::vector<ChatMessage>* out) {
   auto it = obj.find("messages");
-  if (it == obj.end() || it->is_null()) return invalid("messages", "'messages' is required");
+  if (it == obj.end() || it->is_null()) return invalid_value("messages", "'messages' is required");
   if (!it->is_array()) return wrong_type("messages", "an array", *it);
-  if (it->empty()) return invalid("messages", "'messages' must not be empty");
+  if (it->empty()) return invalid_value("messages", "'messages' must not be empty");
   for (std::size_t i = 0; i < it->size(); ++i) {
     const json& m = (*it)[i];
     std::string at = "messages[" + std::to_string(i) + "]";
     if (!m.is_object()) return wrong_type(at, "an object", m);
     ChatMessage msg;
     auto role = m.find("role");
-    if (role == m.end()) return invalid(at + ".role", "'" + at + ".role' is required");
+    if (role == m.end()) return invalid_value(at + ".role", "'" + at + ".role' is required");
     if (!role->is_string()) return wrong_type(at + ".role", "a string", *role);
     msg.role = role->get<std::string>();
     if (msg.role != "system" && msg.role != "user" && msg.role != "assistant" && msg.role != "developer" &&
         msg.role != "tool") {
-      return invalid(at + ".role", "'" + at + ".role' must be one of system, developer, user, assistant, tool; got '" +
+      return invalid_value(at + ".role", "'" + at + ".role' must be one of system, developer, user, assistant, tool; got '" +
                                        msg.role + "'");
     }
     auto content = m.find("content");
@@ -126,7 +73,7 @@ std::optional<ApiError> read_messages(const json& obj, std::vector<ChatMessage>*
         if (!part.is_object()) return wrong_type(pat, "an object", part);
         auto type = part.find("type");
         if (type == part.end() || !type->is_string() || *type != "text") {
-          return invalid(pat + ".type", "only content parts of type 'text' are supported (" + pat + ")");
+          return invalid_value(pat + ".type", "only content parts of type 'text' are supported (" + pat + ")");
         }
         auto text = part.find("text");
         if (text == part.end() || !text->is_string()) {
@@ -145,7 +92,7 @@ std::optional<ApiError> read_messages(const json& obj, std::vector<ChatMessage>*
 
 std::optional<ApiError> read_prompt(const json& obj, std::string* out) {
   auto it = obj.find("prompt");
-  if (it == obj.end() || it->is_null()) return invalid("prompt", "'prompt' is required");
+  if (it == obj.end() || it->is_null()) return invalid_value("prompt", "'prompt' is required");
   if (it->is_string()) {
     *out = it->get<std::string>();
     return std::nullopt;
@@ -154,7 +101,7 @@ std::optional<ApiError> read_prompt(const json& obj, std::string* out) {
     *out = (*it)[0].get<std::string>();
     return std::nullopt;
   }
-  if (it->is_array() && it->size() > 1) return invalid("prompt", "'prompt' with several prompts is not supported; send one");
+  if (it->is_array() && it->size() > 1) return invalid_value("prompt", "'prompt' with several prompts is not supported; send one");
   return wrong_type("prompt", "a string", *it);
 }
 
@@ -167,7 +114,7 @@ std::optional<ApiError> read_stop(const json& obj, std::vector<std::string>* out
   }
   if (!it->is_array()) return wrong_type("stop", "a string or an array of strings", *it);
   if (it->size() > kMaxStopSequences) {
-    return invalid("stop", "'stop' has " + std::to_string(it->size()) + " sequences, at most " +
+    return invalid_value("stop", "'stop' has " + std::to_string(it->size()) + " sequences, at most " +
                                std::to_string(kMaxStopSequences) + " are allowed");
   }
   for (std::size_t i = 0; i < it->size(); ++i) {
@@ -180,22 +127,13 @@ std::optional<ApiError> read_stop(const json& obj, std::vector<std::string>* out
 }  // namespace
 
 std::optional<ApiError> parse_openai_request(std::string_view body, RequestInput::Kind kind, OpenAiRequest* out) {
-  if (auto e = check_depth(body)) return e;
   json doc;
-  try {
-    doc = json::parse(body.begin(), body.end());
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] " prefix; keep "parse error at line L, column C: ...".
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    return invalid("", "request body is not valid JSON: " + what);
-  }
-  if (!doc.is_object()) return invalid("", "request body must be a JSON object, got " + std::string(type_name(doc)));
+  if (auto e = parse_json_object(body, &doc)) return e;
 
   RequestInput& in = out->input;
   in.kind = kind;
   auto model = doc.find("model");
-  if (model == doc.end() || model->is_null()) return invalid("model", "'model' is required");
+  if (model == doc.end() || model->is_null()) return invalid_value("model", "'model' is required");
   if (!model->is_string()) return wrong_type("model", "a string", *model);
   in.model = model->get<std::string>();
 
@@ -224,7 +162,7 @@ std::optional<ApiError> parse_openai_request(std::string_view body, RequestInput
   if (auto e = read_stop(doc, &s.stop)) return e;
   int n = 1;
   if (auto e = read_number(doc, "n", 1, 1 << 10, &n)) return e;
-  if (n != 1) return invalid("n", "'n' must be 1: one choice per request is supported");
+  if (n != 1) return invalid_value("n", "'n' must be 1: one choice per request is supported");
   if (auto e = read_bool(doc, "stream", &in.stream)) return e;
   if (auto it = doc.find("stream_options"); it != doc.end() && !it->is_null()) {
     if (!it->is_object()) return wrong_type("stream_options", "an object", *it);

@@ -1,5 +1,6 @@
 #include "connectors/http/openai_response.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace sluice::http {
@@ -79,6 +80,16 @@ ApiError error_for_status(const Status& status) {
     default: e.type = "server_error"; break;
   }
   return e;
+}
+
+HttpResponse error_response_for_status(const Status& status, const std::string& request_id) {
+  ApiError error = error_for_status(status);
+  HttpResponse response{error.status, "application/json", {{"X-Request-Id", request_id}}, error_body(error)};
+  if (status.code == StatusCode::kOverloaded) {
+    double seconds = std::ceil(status.retry_after_seconds);
+    response.headers.push_back({"Retry-After", std::to_string(seconds < 1 ? 1 : static_cast<long long>(seconds))});
+  }
+  return response;
 }
 
 std::string timings_json(const Request& request, const std::vector<std::string>& stage_names) {

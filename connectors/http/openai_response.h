@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "connectors/http/http_response.h"
 #include "connectors/http/openai_request.h"
 #include "graph/request.h"
 
@@ -24,6 +25,9 @@ void append_json_string(std::string& out, std::string_view s);
 std::string error_body(const ApiError& error);
 // The ApiError for a request that ended with `status` (not ok).
 ApiError error_for_status(const Status& status);
+// The whole error response for a request that ended with `status` (not ok): the error body,
+// X-Request-Id, and Retry-After (whole seconds, at least 1) when it was shed (429).
+HttpResponse error_response_for_status(const Status& status, const std::string& request_id);
 
 // {"id":..,"stages":[{"stage":..,"queue_us":..,"service_us":..}...],"total_us":..}
 std::string timings_json(const Request& request, const std::vector<std::string>& stage_names);

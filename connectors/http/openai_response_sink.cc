@@ -1,7 +1,5 @@
 #include "connectors/http/openai_response_sink.h"
 
-#include <cmath>
-
 namespace sluice::http {
 
 void OpenAiResponseSink::start_stream() {
@@ -39,13 +37,8 @@ void OpenAiResponseSink::on_event(std::string_view type, std::string_view json) 
 }
 
 void OpenAiResponseSink::send_error(const Status& status) {
-  ApiError error = error_for_status(status);
-  HttpResponse response{error.status, "application/json", {{"X-Request-Id", options_.request_id}}, error_body(error)};
-  if (status.code == StatusCode::kOverloaded) {
-    double seconds = std::ceil(status.retry_after_seconds);
-    response.headers.push_back({"Retry-After", std::to_string(seconds < 1 ? 1 : static_cast<long long>(seconds))});
-  }
-  options_.metrics->count_response(options_.endpoint, error.status);
+  HttpResponse response = error_response_for_status(status, options_.request_id);
+  options_.metrics->count_response(options_.endpoint, response.status);
   writer_->send(response);
 }
 

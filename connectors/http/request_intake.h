@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graph/clock.h"
+#include "graph/document_store.h"
 #include "graph/metrics.h"
 #include "graph/request.h"
 #include "graph/status.h"
@@ -41,6 +42,9 @@ class RequestIntake {
   // Admission state for /readyz (e.g. the load-shedding level), a JSON object; Pipeline's
   // admission_detail().
   virtual std::string admission_detail() const { return "{}"; }
+  // The knowledge bases the pipeline's nodes read (Pipeline::document_stores()), which
+  // POST /v1/documents writes through; empty when none.
+  virtual std::vector<std::shared_ptr<DocumentStore>> document_stores() const { return {}; }
 };
 
 // Adapts a pipeline (which must outlive the returned intake).

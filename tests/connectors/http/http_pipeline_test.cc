@@ -5,10 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "connectors/http/http_source.h"
-#include "graph/pipeline.h"
-#include "graph/spec_validator.h"
 #include "tests/connectors/http/scripted_intake.h"
+#include "tests/connectors/http/served_pipeline.h"
 #include "tests/connectors/http/test_client.h"
 
 namespace sluice {
@@ -20,12 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-const char* kSpec = R"(name: e2e
-sources:
-  - name: api
-    kind: http
-    config: {listen: "127.0.0.1:0", models: [sluice], default_priority: P0}
-nodes:
+const char* kNodes = R"(nodes:
   - name: answer
     kind: template
     config: {text: "You asked {{input}} and here is the answer", token_interval: %INTERVAL%}
@@ -33,28 +26,14 @@ edges:
   - {from: api, to: answer}
 )";
 
-struct E2e {
-  explicit E2e(const std::string& interval) {
-    register_basic_nodes(registry);
-    std::string text = kSpec;
-    text.replace(text.find("%INTERVAL%"), 10, interval);
-    spec = load_and_validate_text(text, "e2e.yaml", registry);
-    pipeline = Pipeline::build(spec, registry, {&SteadyClock::instance(), &metrics});
-    pipeline->start();
-    const SourceSpec& s = spec.pipeline.sources(0);
-    source = std::make_unique<HttpSource>(s.http(), s.name(), *pipeline);
-    source->start();
-  }
-  ~E2e() {
-    source->stop_accepting();
-    if (!pipeline->draining()) pipeline->drain();
-    source->stop();
-  }
-  NodeRegistry registry;
-  LoadedSpec spec;
-  MetricsRegistry metrics;
-  std::unique_ptr<Pipeline> pipeline;
-  std::unique_ptr<HttpSource> source;
+std::string spec_with_interval(const std::string& interval) {
+  std::string text = loopback_spec_head("e2e") + kNodes;
+  text.replace(text.find("%INTERVAL%"), 10, interval);
+  return text;
+}
+
+struct E2e : ServedPipeline {
+  explicit E2e(const std::string& interval) : ServedPipeline(spec_with_interval(interval), register_basic_nodes) {}
 };
 
 const std::string kChat = R"({"model":"sluice","messages":[{"role":"user","content":"why"}],"stream":%S})";
