@@ -1,5 +1,6 @@
 // `sluice ingest FILE --source PATH` and `sluice eval FILE --dataset DIR [--tune]`: thin
-// wrappers over nodes/retrieval. The pipeline file says which knowledge base (its retrieval
+// wrappers over nodes/retrieval. `sluice ingest` shows a progress bar on a terminal
+// (ingest_progress.h). The pipeline file says which knowledge base (its retrieval
 // nodes' `knowledge_base`, relative to the file) and which fusion settings to use.
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "apps/sluice/commands.h"
+#include "apps/sluice/ingest_progress.h"
 #include "apps/sluice/registry.h"
 #include "nodes/retrieval/eval/evaluate.h"
 #include "nodes/retrieval/kb/knowledge_base.h"
@@ -65,13 +67,21 @@ int ingest(const Args& args) {
     std::fprintf(stderr, "sluice ingest: %s has no retrieval node with a knowledge_base\n", file.c_str());
     return 2;
   }
-  retrieval::LoadedSource loaded = retrieval::load_path(source);
+  // Progress on a terminal only (ingest_progress.h); problems print after the bar is cleared.
+  IngestProgressBar progress = IngestProgressBar::for_stderr();
+  retrieval::LoaderOptions loader;
+  if (progress.enabled()) loader.on_file = [&](std::size_t done, std::size_t total) { progress.files(done, total); };
+  retrieval::LoadedSource loaded = retrieval::load_path(source, loader);
+  progress.finish();
   for (const auto& p : loaded.problems) std::cerr << "skipped: " << p.to_string() << "\n";
   retrieval::KnowledgeBaseOptions options;
   options.directory = dir;
   std::filesystem::create_directories(dir);
   retrieval::KnowledgeBase kb(options);
-  retrieval::IngestStats stats = kb.sync(std::move(loaded.documents));
+  retrieval::IngestProgressFn on_progress;
+  if (progress.enabled()) on_progress = [&](const retrieval::IngestProgress& p) { progress.ingest(p); };
+  retrieval::IngestStats stats = kb.sync(std::move(loaded.documents), on_progress);
+  progress.finish();
   for (const auto& p : stats.problems) std::cerr << "skipped: " << p.to_string() << "\n";
   std::cout << "knowledge base " << dir << " version " << stats.version << ": " << stats.added << " added, "
             << stats.updated << " updated, " << stats.unchanged << " unchanged, " << stats.deleted << " deleted; "

@@ -168,6 +168,12 @@ IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std:
     std::vector<std::string> texts;
     for (const auto& [id, s] : next)
       for (const auto& c : s.chunks) texts.push_back(index_text(c));
+    if (progress) {
+      at.documents_done = at.documents_total;
+      at.fitting_chunks = texts.size();
+      progress(at);  // the fit is the long silent step of a large ingest
+      at.fitting_chunks = 0;
+    }
     embedder_ = LsaEmbedder::fit(texts, options_.lsa);
     changed_since_fit_ = 0;
     stats.refitted = true;

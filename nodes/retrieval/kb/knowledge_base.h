@@ -60,11 +60,13 @@ struct IngestStats {
   std::vector<LoadProblem> problems;
 };
 
-// Where a running ingest is, for progress display: documents chunked (of those given), then
-// chunks embedded (of those that need it). Reported after each document and each embedding
-// batch, on the ingesting thread.
+// Where a running ingest is, for progress display: documents chunked (of those given), then,
+// when the embedder is refitted, the fit (fitting_chunks > 0, reported once before it), then
+// chunks embedded (of those that need it). Reported every 64 documents and after each
+// embedding batch, on the ingesting thread.
 struct IngestProgress {
   std::size_t documents_done = 0, documents_total = 0;
+  std::size_t fitting_chunks = 0;
   std::size_t chunks_embedded = 0, chunks_to_embed = 0;
 };
 using IngestProgressFn = std::function<void(const IngestProgress&)>;

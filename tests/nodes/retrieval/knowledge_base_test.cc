@@ -61,6 +61,10 @@ TEST(KnowledgeBase, ProgressReportsChunkingThenEmbeddingBatches) {
   EXPECT_EQ(seen.front().documents_done, 0u);
   EXPECT_EQ(seen.front().documents_total, 20u);
   EXPECT_EQ(seen.front().chunks_to_embed, 0u);
+  // The first ingest fits the embedder: announced once, with every chunk.
+  std::size_t fits = 0;
+  for (const auto& p : seen) fits += p.fitting_chunks == 20u;
+  EXPECT_EQ(fits, 1u);
   // Then embedding: announced with nothing done, then one report per batch of 7 (7, 14, 20).
   std::vector<std::size_t> embedded;
   for (const auto& p : seen) {
