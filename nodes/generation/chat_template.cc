@@ -5,6 +5,8 @@
 
 #include "graph/units.h"
 #include "nodes/generation/gguf_file.h"
+#include "nodes/generation/model_error.h"
+#include "nodes/generation/model_path.h"
 
 namespace sluice::generation {
 namespace {
@@ -140,6 +142,25 @@ std::string render_chat(const std::vector<ChatMessage>& messages, ChatTemplate t
 
 std::string request_prompt(const RequestInput& input, ChatTemplate t) {
   return input.kind == RequestInput::Kind::kChat ? render_chat(input.messages, t) : input.prompt;
+}
+
+ChatTemplate chat_template_for(std::string_view name, std::string_view field, const std::string& configured_model,
+                               const std::string& base_dir) {
+  std::string model_template;
+  if (name == "auto") {
+    std::string path;
+    try {
+      path = model_path_from(configured_model, base_dir);
+    } catch (const std::invalid_argument&) {
+      return ChatTemplate::kPlain;  // no model anywhere: nothing to read a template from
+    }
+    try {
+      model_template = std::string(model_chat_template(*GgufFile::open(path)));
+    } catch (const ModelError& e) {
+      throw std::invalid_argument(std::string("model: ") + e.what());
+    }
+  }
+  return chat_template_from_config(name, field, model_template);
 }
 
 }  // namespace sluice::generation

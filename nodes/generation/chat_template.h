@@ -58,4 +58,11 @@ std::string render_chat(const std::vector<ChatMessage>& messages, ChatTemplate t
 // `t`; a completion's (or retrieval's) prompt as given, since it is already raw model text.
 std::string request_prompt(const RequestInput& input, ChatTemplate t);
 
+// A node config's chat template: `name` as chat_template_from_config reads it, where `auto`
+// reads the template of the node's model (configured path, else SLUICE_MODEL, relative to
+// base_dir) and is `plain` when no model is configured at all (nothing generates then). Throws
+// std::invalid_argument naming `field` or `model`.
+ChatTemplate chat_template_for(std::string_view name, std::string_view field, const std::string& configured_model,
+                               const std::string& base_dir);
+
 }  // namespace sluice::generation

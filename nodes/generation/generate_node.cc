@@ -6,12 +6,22 @@
 #include "graph/batch.h"
 #include "nodes/generation/engine/shared_engines.h"
 #include "nodes/generation/model_path.h"
+#include "nodes/generation/prompt_node.h"
+#include "nodes/retrieval/kb/extractive_answer.h"
 
 namespace sluice::generation {
 
 GenerateNodeOptions generate_options_from(const GenerateConfig& config, const std::string& base_dir) {
   GenerateNodeOptions o;
-  o.model_path = model_path_from(config.model(), base_dir);
+  try {
+    o.model_path = model_path_from(config.model(), base_dir);
+  } catch (const std::invalid_argument&) {
+    if (!config.optional()) throw;
+    return o;  // no model: the node passes requests on
+  }
+  // A config built in code (no loader defaults) leaves chat_template empty: the default, auto.
+  const std::string& chat = config.chat_template().empty() ? std::string("auto") : config.chat_template();
+  o.chat_template = chat_template_for(chat, "chat_template", config.model(), base_dir);
   EngineOptions& e = o.engine;
   e.threads = config.threads() > 0 ? int(config.threads()) : int(std::max(1u, std::thread::hardware_concurrency()));
   e.context = int(config.context());
@@ -30,6 +40,8 @@ GenerateNodeOptions generate_options_from(const GenerateConfig& config, const st
   e.kv_budget_bytes = config.kv_budget();
   if (config.block_size() > 0) e.block_size = int(config.block_size());
   e.prefix_cache = config.prefix_cache();
+  e.prefill_itl_slack = config.prefill_itl_slack();
+  if (config.min_prefill_chunk() > 0) e.min_prefill_chunk = int(config.min_prefill_chunk());
   o.max_tokens = config.max_tokens() > 0 ? int(config.max_tokens()) : 256;
   return o;
 }
@@ -56,6 +68,10 @@ void complete_finished(Request& r, const EngineResult& res, bool node_stopping, 
   r.usage.prompt_tokens = res.prompt_tokens;
   r.usage.completion_tokens = res.completion_tokens;
   if (res.finish == EngineFinish::kStop || res.finish == EngineFinish::kLength) {
+    if (const auto citations = r.attachment<std::vector<retrieval::Citation>>(kCitationsKey)) {
+      r.emit_event("sources", retrieval::sources_json(*citations));
+      r.emit_token(retrieval::sources_text(*citations), now);
+    }
     r.finish_reason = engine_finish_name(res.finish);
     r.complete(Status::Ok(), now);
     return;
@@ -121,7 +137,7 @@ struct GenerateNode::BatchState {
 GenerateNode::GenerateNode(const GenerateNodeOptions& options, Clock* clock, MetricsRegistry* metrics,
                            const std::vector<std::string>& class_names)
     : options_(options), clock_(clock) {
-  engine_ = shared_serving_engine(options.model_path, options.engine, metrics, class_names);
+  if (!options.model_path.empty()) engine_ = shared_serving_engine(options.model_path, options.engine, metrics, class_names);
 }
 
 GenerateNode::~GenerateNode() { stop(); }
@@ -134,6 +150,7 @@ void GenerateNode::finish(const std::shared_ptr<BatchState>& batch) {
 }
 
 void GenerateNode::start_batch(BatchPtr batch, Done done) {
+  if (!engine_) return done(std::move(batch));  // no model configured: the next node answers
   auto state = std::make_shared<BatchState>();
   state->batch = batch;
   state->done = std::move(done);
@@ -147,7 +164,7 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
       continue;
     }
     const auto attached = r->attachment<std::string>("prompt");
-    const std::string prompt = attached ? *attached : r->input().query();
+    const std::string prompt = attached ? *attached : request_prompt(r->input(), options_.chat_template);
     {
       std::lock_guard lock(mu_);
       ++outstanding_;

@@ -8,8 +8,11 @@
 // (engine/shared_engines.h). A full waiting queue fails a request with kOverloaded (429) at once.
 //
 // Per request: the prompt is the request's "prompt" attachment (a std::string left by an
-// earlier node, e.g. `prompt`) when present, else the completion prompt or the last user
-// message. OpenAI sampling fields map onto generation::SamplingParams (an unset seed derives
+// earlier node, e.g. `prompt`) when present, else the completion prompt or the chat's messages
+// in the configured chat template. When the `prompt` node left citations
+// ("prompt.citations"), the answer is followed by a "sources" event and the sources text, as
+// the extractive `answer` node does. Without a model (`optional`), the node passes requests on.
+// OpenAI sampling fields map onto generation::SamplingParams (an unset seed derives
 // from the request id, so a request is reproducible). The request's class (X-Priority, or the
 // router's) is its engine class; its tenant scopes prefix reuse. A request that is cancelled
 // or passes its deadline stops at the engine's next step and completes with kCancelled /
@@ -30,6 +33,7 @@
 #include "graph/clock.h"
 #include "graph/metrics.h"
 #include "graph/node.h"
+#include "nodes/generation/chat_template.h"
 #include "nodes/generation/engine/serving_engine.h"
 #include "nodes/generation/generator.h"
 #include "sluice/generation.pb.h"
@@ -37,12 +41,13 @@
 namespace sluice::generation {
 
 struct GenerateNodeOptions {
-  std::string model_path;
+  std::string model_path;  // empty: pass requests on untouched (GenerateConfig.optional)
   EngineOptions engine;
   int max_tokens = 256;
+  ChatTemplate chat_template = ChatTemplate::kPlain;  // chat requests without a prompt attachment
 };
 
-// Resolves a GenerateConfig (defaults, SLUICE_MODEL, relative paths). Throws
+// Resolves a GenerateConfig (defaults, SLUICE_MODEL, relative paths, `optional`). Throws
 // std::invalid_argument naming the problem.
 GenerateNodeOptions generate_options_from(const GenerateConfig& config, const std::string& base_dir);
 
@@ -69,7 +74,7 @@ class GenerateNode final : public AsyncNode {
   void start_batch(BatchPtr batch, Done done) override;
   void stop() override;
 
-  ServingEngine& engine() { return *engine_; }
+  ServingEngine* engine() { return engine_.get(); }  // null when passing requests on
 
  private:
   struct BatchState;

@@ -3,8 +3,6 @@
 #include <stdexcept>
 
 #include "graph/batch.h"
-#include "nodes/generation/gguf_file.h"
-#include "nodes/generation/model_path.h"
 
 namespace sluice::generation {
 
@@ -17,22 +15,7 @@ PromptNodeOptions prompt_options_from(const PromptConfig& config, const std::str
   o.layout.max_passages = config.max_passages();
   o.layout.max_passage_chars = config.max_passage_chars();
   check_cited_prompt_options(o.layout);
-  std::string model_template;
-  if (config.chat_template() == "auto") {
-    std::string path;
-    try {
-      path = model_path_from(config.model(), base_dir);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("chat_template: auto reads the model's template, but ") + e.what() +
-                                  "; set model, SLUICE_MODEL or a named chat_template");
-    }
-    try {
-      model_template = std::string(model_chat_template(*GgufFile::open(path)));
-    } catch (const ModelError& e) {
-      throw std::invalid_argument(std::string("model: ") + e.what());
-    }
-  }
-  o.chat_template = chat_template_from_config(config.chat_template(), "chat_template", model_template);
+  o.chat_template = chat_template_for(config.chat_template(), "chat_template", config.model(), base_dir);
   return o;
 }
 

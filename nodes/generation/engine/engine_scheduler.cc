@@ -69,6 +69,7 @@ EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& o
   // Every running sequence must be able to decode in one step.
   options_.step_tokens = std::max(options_.step_tokens, options_.max_running);
   options_.interleaved_prefill = std::max(1, options_.interleaved_prefill);
+  options_.min_prefill_chunk = std::clamp(options_.min_prefill_chunk, 1, options_.interleaved_prefill);
   running_per_class_.assign(options_.class_caps.size(), 0);
   preemptions_.assign(options_.class_caps.size(), 0);
 }
@@ -79,7 +80,15 @@ int EngineScheduler::cap_of(int cls) const { return options_.class_caps[size_t(c
 
 std::string EngineScheduler::prepare(const EngineRequest& request, std::vector<int32_t>* tokens) const {
   const Tokenizer& tok = model_.tokenizer();
-  *tokens = tok.encode(request.prompt, request.add_bos);
+  if (!request.prompt_tokens.empty()) {
+    *tokens = request.prompt_tokens;
+    for (int32_t t : *tokens)
+      if (t < 0 || t >= model_.config().vocab_size)
+        return "prompt token id " + std::to_string(t) + " is outside the vocabulary of " +
+               std::to_string(model_.config().vocab_size);
+  } else {
+    *tokens = tok.encode(request.prompt, request.add_bos);
+  }
   if (tokens->empty()) tokens->push_back(tok.bos());  // nothing to condition on: start a document
   if (int64_t(tokens->size()) > context_)
     return "prompt has " + std::to_string(tokens->size()) + " tokens; the context holds " + std::to_string(context_) +
@@ -140,6 +149,7 @@ StepReport EngineScheduler::step() {
     forward_.forward_batch(segments_.data(), segments_.size(), pool_);
     report.forward_seconds = seconds_between(t0, Clock::now());
     report.sequences = int(planned.size());
+    learn_step_costs(report, report.decode_tokens);
     after_forward(planned, report);
   }
   retire_finished();
@@ -255,8 +265,7 @@ void EngineScheduler::plan(std::vector<Planned>& planned, StepReport& report) {
     decoders += int64_t(r->tokens.size()) - r->computed == 1;
   }
   std::sort(order.begin(), order.end(), [](Sequence* a, Sequence* b) { return more_urgent(*a, *b); });
-  int prefill_left = decoders > 0 ? std::min(options_.interleaved_prefill, options_.step_tokens - decoders)
-                                  : options_.step_tokens;
+  int prefill_left = prefill_budget(decoders);
   for (Sequence* s : order) {
     if (std::find_if(running_.begin(), running_.end(), [&](const SeqPtr& p) { return p.get() == s; }) == running_.end())
       continue;  // preempted earlier in this loop
@@ -286,6 +295,29 @@ void EngineScheduler::plan(std::vector<Planned>& planned, StepReport& report) {
   }
 }
 
+int EngineScheduler::prefill_budget(int decoders) const {
+  if (decoders == 0) return options_.step_tokens;  // nobody's pace to protect: full speed
+  int budget = std::min(options_.interleaved_prefill, options_.step_tokens - decoders);
+  if (options_.prefill_itl_slack > 0 && decode_step_seconds_ > 0 && prefill_token_seconds_ > 0) {
+    // Tokens that fit in the slack of a decode-only step.
+    const double fit = options_.prefill_itl_slack * decode_step_seconds_ / prefill_token_seconds_;
+    budget = std::min(budget, std::max(options_.min_prefill_chunk, int(fit)));
+  }
+  return std::max(1, budget);
+}
+
+void EngineScheduler::learn_step_costs(const StepReport& r, int decoders) {
+  constexpr double kAlpha = 0.2;
+  auto ewma = [](double& v, double x) { v = v == 0 ? x : (1 - kAlpha) * v + kAlpha * x; };
+  if (r.prefill_tokens == 0) {
+    if (decoders > 0) ewma(decode_step_seconds_, r.forward_seconds);
+  } else if (decoders == 0) {
+    ewma(prefill_token_seconds_, r.forward_seconds / r.prefill_tokens);
+  } else if (decode_step_seconds_ > 0) {
+    ewma(prefill_token_seconds_, std::max(0.0, r.forward_seconds - decode_step_seconds_) / r.prefill_tokens);
+  }
+}
+
 void EngineScheduler::after_forward(const std::vector<Planned>& planned, StepReport& report) {
   const size_t vocab = size_t(model_.config().vocab_size);
   size_t row = 0;
@@ -310,7 +342,7 @@ bool EngineScheduler::sample_next(Sequence& s, float* logits) {
   const size_t vocab = size_t(model_.config().vocab_size);
   // The sampler may modify logits (penalties): they are this step's scratch.
   const int32_t next = s.sampler.sample(std::span<float>(logits, vocab), s.tokens);
-  if (tok.is_end_of_generation(next)) {
+  if (tok.is_end_of_generation(next) && !s.request.ignore_eos) {
     finish(s, EngineFinish::kStop);
     return true;
   }

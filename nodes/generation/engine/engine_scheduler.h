@@ -122,6 +122,8 @@ class EngineScheduler {
   int admit();
   bool admit_one(SeqPtr& seq);
   void plan(std::vector<Planned>& planned, StepReport& report);
+  int prefill_budget(int decoders) const;
+  void learn_step_costs(const StepReport& report, int decoders);
   bool reserve(Sequence& seq, int64_t n);  // blocks for positions [computed, computed + n)
   Sequence* least_urgent_running(const Sequence* more_urgent_than, const std::vector<Planned>* exclude);
   void preempt(Sequence& seq);
@@ -145,6 +147,9 @@ class EngineScheduler {
   std::vector<int> running_per_class_;
   std::vector<uint64_t> preemptions_;
   std::vector<float> logits_;
+  // Measured step costs (EWMA, seconds) behind the adaptive prefill chunk.
+  double decode_step_seconds_ = 0;    // a step of decoders only
+  double prefill_token_seconds_ = 0;  // each prefill token's addition to a step
   std::vector<ForwardSegment> segments_;
 };
 

@@ -29,6 +29,12 @@ struct EngineOptions {
   // much a newly admitted prompt slows the running streams. Without decoders a prompt runs at
   // the full step_tokens.
   int interleaved_prefill = 32;
+  // Adaptive chunk: while sequences decode, a step carrying prefill may take at most
+  // (1 + prefill_itl_slack) x a decode-only step (both measured as the engine runs), so the
+  // running streams' inter-token latency stays within that factor; interleaved_prefill stays
+  // the upper bound and min_prefill_chunk the lower (progress). 0 turns adaptation off.
+  double prefill_itl_slack = 0.8;
+  int min_prefill_chunk = 4;
   bool prefix_cache = true;        // share KV of identical prefixes (see kv_block_manager.h)
   size_t max_waiting = 256;        // sequences queued for admission; beyond it submit() refuses
   std::string model_id;            // scopes the prefix cache (with the tenant); default: the path
@@ -52,6 +58,11 @@ struct EngineResult {
 struct EngineRequest {
   std::string prompt;
   bool add_bos = true;
+  // Token ids to use instead of encoding `prompt` (benchmarks, token-array prompts).
+  std::vector<int32_t> prompt_tokens;
+  // Keep generating through end-of-generation tokens (benchmarks measure fixed lengths, as
+  // llama-batched-bench does); the answer then ends at max_tokens or the context.
+  bool ignore_eos = false;
   SamplingParams sampling;
   int max_tokens = 256;
   std::vector<std::string> stop;

@@ -30,6 +30,11 @@ struct Citation {
   std::uint32_t begin = 0, end = 0;  // the chunk's offsets in the document
 };
 
+// "\n\nSources:\n[1] title (doc id)\n..." ("" without citations): what follows a cited answer.
+std::string sources_text(const std::vector<Citation>& citations);
+// [{"n":1,"doc_id":..,"title":..,"begin":..,"end":..},...]: the "sources" event's data.
+std::string sources_json(const std::vector<Citation>& citations);
+
 struct ExtractiveAnswer {
   std::vector<std::string> pieces;   // stream these in order: "sentence [n] " ...
   std::vector<Citation> sources;

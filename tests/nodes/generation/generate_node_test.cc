@@ -8,6 +8,7 @@
 
 #include "graph/batch.h"
 #include "nodes/generation/generate_node.h"
+#include "nodes/generation/prompt_node.h"
 #include "test_models.h"
 
 namespace sluice::generation {
@@ -139,6 +140,41 @@ TEST(GenerateNode, APromptLongerThanTheContextFailsWithAClearError) {
   EXPECT_THAT(r->status().message, ::testing::HasSubstr("context holds 16"));
 }
 
+TEST(GenerateNode, WithoutAModelAnOptionalNodePassesRequestsOn) {
+  const char* old = std::getenv("SLUICE_MODEL");
+  const std::string saved = old ? old : "";
+  unsetenv("SLUICE_MODEL");
+  GenerateConfig c;
+  EXPECT_THROW(generate_options_from(c, "/pipes"), std::invalid_argument);  // required by default
+  c.set_optional(true);
+  const GenerateNodeOptions o = generate_options_from(c, "/pipes");
+  EXPECT_TRUE(o.model_path.empty());
+  ManualClock clock;
+  GenerateNode node(o, &clock);
+  EXPECT_EQ(node.engine(), nullptr);
+  Fixture f;
+  auto sink = std::make_shared<RecordingSink>();
+  auto r = f.request(1, "Tom", 5, sink);
+  f.run(node, {r});
+  EXPECT_TRUE(r->active()) << "left for the next node";
+  EXPECT_FALSE(sink->completed);
+  if (old) setenv("SLUICE_MODEL", saved.c_str(), 1);
+}
+
+TEST(GenerateNode, CitationsFromThePromptNodeFollowTheAnswer) {
+  SLUICE_REQUIRE_SHARED(testing::shared_model("stories260K.gguf"));
+  Fixture f;
+  GenerateNode node(f.options, &f.clock);
+  auto sink = std::make_shared<RecordingSink>();
+  auto r = f.request(1, "ignored", 5, sink);
+  r->attach("prompt", std::make_shared<std::string>("Once upon a time"));
+  r->attach(kCitationsKey, std::make_shared<std::vector<retrieval::Citation>>(
+                               std::vector<retrieval::Citation>{{1, "doc-a", "Title A", 0, 10}}));
+  f.run(node, {r});
+  EXPECT_TRUE(r->status().ok());
+  EXPECT_THAT(sink->text, ::testing::EndsWith("\n\nSources:\n[1] Title A (doc-a)\n"));
+}
+
 TEST(GenerateNode, BadModelPathIsAConfigError) {
   GenerateNodeOptions o;
   o.model_path = "/nonexistent/model.gguf";
@@ -146,6 +182,9 @@ TEST(GenerateNode, BadModelPathIsAConfigError) {
   EXPECT_THROW(GenerateNode(o, &clock), std::invalid_argument);
   GenerateConfig c;
   c.set_model("m.gguf");
+  // auto reads the chat template from the file, so a missing file fails at configuration.
+  EXPECT_THROW(generate_options_from(c, "/pipes"), std::invalid_argument);
+  c.set_chat_template("plain");
   EXPECT_EQ(generate_options_from(c, "/pipes").model_path, "/pipes/m.gguf");
   EXPECT_EQ(generate_options_from(c, "/pipes").max_tokens, 256);
 }

@@ -236,10 +236,9 @@ TEST(PromptNode, ConfigErrorsNameTheField) {
             "question_template: must contain {{question}}");
   EXPECT_THAT(config_error("{chat_template: mistral}"), StartsWith("chat_template: unknown chat template 'mistral'"));
   {
+    // No model anywhere: nothing generates, so auto is plain (the default pipeline without SLUICE_MODEL).
     ScopedModelEnv no_model(nullptr);
-    EXPECT_EQ(config_error("{}"),
-              "chat_template: auto reads the model's template, but model is not set and SLUICE_MODEL is empty; set "
-              "model, SLUICE_MODEL or a named chat_template");
+    EXPECT_EQ(options_from_yaml("{}").chat_template, ChatTemplate::kPlain);
   }
   EXPECT_THAT(config_error("{model: /nonexistent/m.gguf}"), StartsWith("model: /nonexistent/m.gguf"));
 }

@@ -1,0 +1,260 @@
+// engine_bench: the serving engine under concurrent streams (docs/benchmarks.md, "Serving
+// engine"). Three measurements, each a median over --reps repetitions:
+//
+//  1. Aggregate generation tokens/s with S concurrent streams (llama-batched-bench's S_TG:
+//     S x (gen - 1) tokens over the time from the last stream's first token to the end; every
+//     stream has its own random --prompt tokens and generates exactly --gen tokens), beside
+//     the single-stream Generator (no engine) on the same model and threads.
+//  2. Prefix reuse: TTFT of a request whose --prefix-token system prompt is cached vs the same
+//     shape uncached (a fresh random prefix), one request at a time.
+//  3. Admission of a long prompt: --itl-streams streams decode; a --prefix-token prompt joins.
+//     Inter-token latency of the running streams: P50 before it joins, P50/P99 from its
+//     submission to its first token.
+//
+//   engine_bench --synth 110m:q8_0 [-t 2] [--streams 1,4,8,16] [--prompt 128] [--gen 128]
+//                [--reps 3] [--prefix 2000] [--itl-streams 8] [--interleaved 32] [MODEL.gguf]
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nodes/generation/engine/serving_engine.h"
+#include "nodes/generation/generator.h"
+#include "nodes/generation/llama_model.h"
+#include "nodes/generation/model_tools.h"
+
+using namespace sluice::generation;
+using Steady = std::chrono::steady_clock;
+
+namespace {
+
+double secs(Steady::time_point a, Steady::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
+}
+
+std::vector<int32_t> random_tokens(std::mt19937& rng, int n, int vocab, int bos) {
+  std::uniform_int_distribution<int> d(3, vocab - 1);
+  std::vector<int32_t> t{bos};
+  while (int(t.size()) < n) t.push_back(d(rng));
+  return t;
+}
+
+// Waits for a set of requests to finish.
+struct Latch {
+  std::mutex mu;
+  std::condition_variable cv;
+  int left = 0;
+  void done() {
+    std::lock_guard l(mu);
+    if (--left == 0) cv.notify_all();
+  }
+  void wait() {
+    std::unique_lock l(mu);
+    cv.wait(l, [&] { return left == 0; });
+  }
+};
+
+struct Stream {
+  Steady::time_point submitted, first, last;
+  std::vector<double> itl;  // seconds between consecutive text events
+  std::vector<Steady::time_point> times;
+  int events = 0;
+};
+
+EngineRequest bench_request(std::vector<int32_t> tokens, int gen, Stream* s, Latch* latch) {
+  EngineRequest r;
+  r.prompt_tokens = std::move(tokens);
+  r.max_tokens = gen;
+  r.ignore_eos = true;
+  r.sampling.temperature = 0;
+  r.on_text = [s](std::string_view) {
+    const auto now = Steady::now();
+    if (s->events++ == 0) s->first = now;
+    else s->itl.push_back(secs(s->last, now));
+    s->times.push_back(now);
+    s->last = now;
+  };
+  r.on_finish = [latch](const EngineResult&) { latch->done(); };
+  return r;
+}
+
+double aggregate_rate(const LlamaModel& model, const EngineOptions& o, int streams, int prompt, int gen, std::mt19937& rng) {
+  ServingEngine engine(model, o);
+  std::vector<Stream> s(static_cast<size_t>(streams));
+  Latch latch;
+  latch.left = streams;
+  for (int i = 0; i < streams; ++i)
+    engine.submit(bench_request(random_tokens(rng, prompt, model.config().vocab_size, model.tokenizer().bos()), gen,
+                                &s[size_t(i)], &latch));
+  latch.wait();
+  Steady::time_point all_first = s[0].first, end = s[0].last;
+  for (auto& x : s) all_first = std::max(all_first, x.first), end = std::max(end, x.last);
+  // Tokens generated after every stream had started (each stream's events after all_first).
+  int tokens = 0;
+  for (auto& x : s)
+    for (auto t : x.times) tokens += t > all_first;
+  return tokens / secs(all_first, end);
+}
+
+double single_stream_generator(const LlamaModel& model, int threads, int prompt, int gen, std::mt19937& rng) {
+  GeneratorOptions go;
+  go.threads = threads;
+  Generator g(model, go);
+  const auto tokens = random_tokens(rng, prompt, model.config().vocab_size, model.tokenizer().bos());
+  g.forward(tokens, 0);
+  const auto t0 = Steady::now();
+  for (int i = 0; i < gen; ++i) g.forward({int32_t(3 + i % 100)}, int64_t(tokens.size()) + i);
+  return gen / secs(t0, Steady::now());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, prompt = 128, gen = 128, reps = 3, prefix = 2000, itl_streams = 8, interleaved = 32;
+  double slack = 0.8;
+  std::vector<int> stream_counts = {1, 4, 8, 16};
+  std::string model_path, synth, dir = "/tmp/sluice-synth";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
+    if (a == "-t") threads = std::stoi(next());
+    else if (a == "--prompt") prompt = std::stoi(next());
+    else if (a == "--gen") gen = std::stoi(next());
+    else if (a == "--reps") reps = std::stoi(next());
+    else if (a == "--prefix") prefix = std::stoi(next());
+    else if (a == "--itl-streams") itl_streams = std::stoi(next());
+    else if (a == "--interleaved") interleaved = std::stoi(next());
+    else if (a == "--slack") slack = std::stod(next());
+    else if (a == "--synth") synth = next();
+    else if (a == "--streams") {
+      stream_counts.clear();
+      std::string list = next();
+      for (size_t p = 0; p < list.size();) {
+        size_t q = list.find(',', p);
+        stream_counts.push_back(std::stoi(list.substr(p, q - p)));
+        p = q == std::string::npos ? list.size() : q + 1;
+      }
+    } else if (a[0] != '-') model_path = a;
+    else {
+      std::fprintf(stderr, "usage: engine_bench [--synth 110m:q8_0 | MODEL.gguf] [-t 2] [--streams 1,4,8,16] ...\n");
+      return 2;
+    }
+  }
+  if (!synth.empty()) {
+    // The anchors' shape with a 4096-position context, so a 2,000-token prefix fits.
+    const size_t colon = synth.find(':');
+    SynthPreset preset = synth_preset(synth.substr(0, colon));
+    preset.context_length = 4096;
+    std::filesystem::create_directories(dir);
+    model_path = dir + "/synth-" + synth.substr(0, colon) + "-" + synth.substr(colon + 1) + "-ctx4096.gguf";
+    if (!std::filesystem::exists(model_path)) synth_model(preset, parse_weight_type(synth.substr(colon + 1)), model_path);
+  }
+  const auto model = LlamaModel::load(model_path);
+  std::mt19937 rng(1);
+  EngineOptions o;
+  o.threads = threads;
+  o.context = 4096;
+  o.interleaved_prefill = interleaved;
+  o.prefill_itl_slack = slack;
+  o.model_id = model_path;
+  o.kv_budget_bytes = size_t(2) << 30;
+  std::printf("model %s, %d threads, prompt %d, gen %d, %d reps (median)\n\n", model_path.c_str(), threads, prompt, gen, reps);
+
+  // 1. Aggregate generation.
+  std::vector<double> solo;
+  for (int r = 0; r < reps; ++r) solo.push_back(single_stream_generator(*model, threads, prompt, gen, rng));
+  const double solo_rate = median(solo);
+  std::printf("| streams | aggregate tg tok/s | per stream | vs single-stream Generator (%.1f tok/s) |\n| --- | --- | --- | --- |\n", solo_rate);
+  for (int streams : stream_counts) {
+    std::vector<double> v;
+    for (int r = 0; r < reps; ++r) v.push_back(aggregate_rate(*model, o, streams, prompt, gen, rng));
+    const double m = median(v);
+    std::printf("| %d | %.1f | %.1f | %.2fx |\n", streams, m, m / streams, m / solo_rate);
+    std::fflush(stdout);
+  }
+
+  // 2. Prefix reuse.
+  {
+    std::vector<double> cold, warm;
+    ServingEngine engine(*model, o);
+    auto ttft = [&](std::vector<int32_t> tokens) {
+      Stream s;
+      Latch latch;
+      latch.left = 1;
+      s.submitted = Steady::now();
+      engine.submit(bench_request(std::move(tokens), 2, &s, &latch));
+      latch.wait();
+      return secs(s.submitted, s.first);
+    };
+    for (int r = 0; r < reps; ++r) {
+      auto system = random_tokens(rng, prefix, model->config().vocab_size, model->tokenizer().bos());
+      auto a = system, b = system;
+      for (int i = 0; i < 16; ++i) a.push_back(100 + i), b.push_back(200 + i);
+      cold.push_back(ttft(a));
+      warm.push_back(ttft(b));
+    }
+    std::printf("\nprefix reuse (%d-token system prompt + 16): TTFT uncached %.1f ms, cached %.1f ms, ratio %.3f\n",
+                prefix, 1e3 * median(cold), 1e3 * median(warm), median(warm) / median(cold));
+    const KvBlockStats kv = engine.kv_stats();
+    std::printf("  prefix hits %llu, reused tokens %llu\n", (unsigned long long)kv.prefix_hits,
+                (unsigned long long)kv.prefix_reused_tokens);
+  }
+
+  // 3. Inter-token latency while a long prompt is admitted.
+  {
+    std::vector<double> base_p50, during_p50, during_p99, long_ttft;
+    for (int r = 0; r < reps; ++r) {
+      ServingEngine engine(*model, o);
+      std::vector<Stream> s(static_cast<size_t>(itl_streams));
+      Latch latch;
+      latch.left = itl_streams + 1;
+      for (int i = 0; i < itl_streams; ++i)
+        engine.submit(bench_request(random_tokens(rng, 32, model->config().vocab_size, model->tokenizer().bos()), 600,
+                                    &s[size_t(i)], &latch));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      // Steady state: every stream has produced its first token and a few more.
+      Steady::time_point all_started = Steady::now();
+      Stream big;
+      big.submitted = Steady::now();
+      engine.submit(bench_request(random_tokens(rng, prefix, model->config().vocab_size, model->tokenizer().bos()), 4,
+                                  &big, &latch));
+      latch.wait();
+      std::vector<double> before, during;
+      for (auto& x : s)
+        for (size_t k = 1; k < x.times.size(); ++k) {
+          const double d = secs(x.times[k - 1], x.times[k]);
+          if (x.times[k] < big.submitted && x.times[k - 1] > all_started) before.push_back(d);
+          else if (x.times[k] > big.submitted && x.times[k] <= big.first) during.push_back(d);
+        }
+      base_p50.push_back(percentile(before, 0.5));
+      during_p50.push_back(percentile(during, 0.5));
+      during_p99.push_back(percentile(during, 0.99));
+      long_ttft.push_back(secs(big.submitted, big.first));
+    }
+    std::printf("\nlong prompt admission (%d tokens, interleaved_prefill %d, slack %.2f) beside %d decoding streams:\n",
+                prefix, interleaved, slack, itl_streams);
+    std::printf("  ITL P50 before %.1f ms; while admitting P50 %.1f ms, P99 %.1f ms; P99/P50(before) %.2f; long prompt TTFT %.2f s\n",
+                1e3 * median(base_p50), 1e3 * median(during_p50), 1e3 * median(during_p99),
+                median(during_p99) / median(base_p50), median(long_ttft));
+  }
+  return 0;
+}
