@@ -148,11 +148,7 @@ void AnswerNode::process(Batch& batch) {
     }
     const ExtractiveAnswer a = extractive_answer(r->input().query(), h.hits, *gen, options_);
     for (const auto& piece : a.pieces) r->emit_token(piece, clock_ != nullptr ? clock_->now() : now);
-    nlohmann::json sources = nlohmann::json::array();
-    for (const auto& c : a.sources) {
-      sources.push_back({{"n", c.number}, {"doc_id", c.doc_id}, {"title", c.title}, {"begin", c.begin}, {"end", c.end}});
-    }
-    r->emit_event("sources", sources.dump());
+    r->emit_event("sources", sources_json(a.sources));
     r->emit_token(a.sources_text(), clock_ != nullptr ? clock_->now() : now);
     r->usage.completion_tokens = static_cast<int>(a.pieces.size());
     r->complete(Status::Ok(), clock_ != nullptr ? clock_->now() : now);
