@@ -353,6 +353,33 @@ TEST(HttpDocuments, PipelineWithoutAKnowledgeBaseIs404) {
   }
 }
 
+TEST(HttpDocuments, PipelineReadingTwoKnowledgeBasesIs409) {
+  const std::string a = fresh_directory(), b = fresh_directory();
+  std::string nodes = kRetrievalNodes;
+  nodes.replace(nodes.rfind("%KB%"), 4, b);  // the answer node reads another knowledge base
+  {
+    ServedPipeline served(with_kb(nodes, a), register_nodes);
+    EXPECT_EQ(served.pipeline->document_stores().size(), 2u);
+    TestClient client(served.source->port());
+    client.send(TestClient::post("/v1/documents", three_documents().dump()));
+    auto r = client.read_response();
+    EXPECT_EQ(r.status, 409);
+    json e = json::parse(r.body)["error"];
+    EXPECT_EQ(e["code"], "ambiguous_knowledge_base");
+    EXPECT_NE(e["message"].get<std::string>().find(b), std::string::npos) << e.dump();
+  }
+  std::filesystem::remove_all(a);
+  std::filesystem::remove_all(b);
+}
+
+TEST(HttpDocuments, DrainingRefusesNewIngests) {
+  Served s;
+  s.pipeline->drain();
+  auto r = s.post("/v1/documents", three_documents().dump());
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(json::parse(r.body)["error"]["code"], "draining");
+}
+
 TEST(HttpDocuments, GetIsNotAllowed) {
   Served s;
   TestClient client(s.source->port());
