@@ -157,6 +157,10 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
   // One extra count held while submitting, so the batch cannot finish early.
   state->open.store(batch->requests.size() + 1, std::memory_order_release);
   for (const RequestPtr& r : batch->requests) {
+    if (r->input().kind == RequestInput::Kind::kRetrieve) {  // /v1/retrieve: the answer node's
+      finish(state);
+      continue;
+    }
     if (!r->active() || stopping_->load()) {
       if (r->active())
         r->complete(Status::Error(StatusCode::kUnavailable, "generate: shutting down", AbortCause::kShutdown), clock_->now());

@@ -11,7 +11,8 @@
 // earlier node, e.g. `prompt`) when present, else the completion prompt or the chat's messages
 // in the configured chat template. When the `prompt` node left citations
 // ("prompt.citations"), the answer is followed by a "sources" event and the sources text, as
-// the extractive `answer` node does. Without a model (`optional`), the node passes requests on.
+// the extractive `answer` node does. Without a model (`optional`), the node passes requests on;
+// retrieval-only requests (RequestInput::Kind::kRetrieve, /v1/retrieve) always pass on.
 // OpenAI sampling fields map onto generation::SamplingParams (an unset seed derives
 // from the request id, so a request is reproducible). The request's class (X-Priority, or the
 // router's) is its engine class; its tenant scopes prefix reuse. A request that is cancelled

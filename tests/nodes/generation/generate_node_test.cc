@@ -161,6 +161,20 @@ TEST(GenerateNode, WithoutAModelAnOptionalNodePassesRequestsOn) {
   if (old) setenv("SLUICE_MODEL", saved.c_str(), 1);
 }
 
+TEST(GenerateNode, RetrievalOnlyRequestsPassOnToTheAnswerNode) {
+  SLUICE_REQUIRE_SHARED(testing::shared_model("stories260K.gguf"));
+  Fixture f;
+  GenerateNode node(f.options, &f.clock);
+  RequestInput in;
+  in.kind = RequestInput::Kind::kRetrieve;
+  in.prompt = "what is a KV cache";
+  auto sink = std::make_shared<RecordingSink>();
+  auto r = std::make_shared<Request>(7, in, sink);
+  f.run(node, {r});
+  EXPECT_TRUE(r->active());
+  EXPECT_EQ(r->tokens_emitted, 0u);
+}
+
 TEST(GenerateNode, CitationsFromThePromptNodeFollowTheAnswer) {
   SLUICE_REQUIRE_SHARED(testing::shared_model("stories260K.gguf"));
   Fixture f;
