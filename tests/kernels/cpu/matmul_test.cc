@@ -3,6 +3,8 @@
 // their quantisation error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -113,6 +115,62 @@ TEST(Matmul, ThreadedRunnerMatchesSingleThread) {
     r1.run(m, x.data(), c.n, one.data());
     r2.run(m, x.data(), c.n, two.data());
     EXPECT_EQ(one, two) << dtype_name(t);  // same kernels, same per-row order: bit-identical
+  }
+}
+
+// Batch invariance, which the serving engine relies on: one token's output row must be
+// bit-identical whatever n is and wherever the token sits in the batch, i.e. whichever tile
+// shape (rows x tokens, remainder tiles included) computed it. 13 rows exercise the 8-, 4- and
+// 1-row tiles; 7 and 37 tokens the full and remainder token tiles and the 32-token block.
+TEST(Matmul, OneTokensOutputIsBitIdenticalWhateverTheBatch) {
+  const int64_t rows = 13;
+  for (DType t : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
+    for (int64_t cols : {int64_t(288), int64_t(172)}) {
+      if ((t == DType::kQ8_0 || t == DType::kQ4_0) && cols % 32 != 0) continue;
+      const auto w = random_vec(size_t(rows * cols), 11);
+      const auto wb = encode(w, rows, cols, t);
+      const MatrixView m{t, wb.data(), rows, cols};
+      const auto probe = random_vec(size_t(cols), 12);
+      for (Isa isa : isas()) {
+        std::vector<float> solo(static_cast<size_t>(rows));
+        matmul(m, probe.data(), 1, solo.data(), isa);
+        const struct {
+          int64_t n, pos;
+        } batches[] = {{3, 0}, {3, 2}, {4, 1}, {4, 3}, {7, 4}, {7, 6}, {37, 33}, {37, 36}};
+        for (const auto& b : batches) {
+          auto x = random_vec(size_t(b.n * cols), uint32_t(100 + b.n));
+          std::copy(probe.begin(), probe.end(), x.begin() + b.pos * cols);
+          std::vector<float> y(size_t(b.n * rows));
+          matmul(m, x.data(), b.n, y.data(), isa);
+          for (int64_t r = 0; r < rows; ++r)
+            ASSERT_EQ(std::bit_cast<uint32_t>(y[size_t(b.pos * rows + r)]), std::bit_cast<uint32_t>(solo[size_t(r)]))
+                << dtype_name(t) << " " << isa_name(isa) << " cols " << cols << " n " << b.n << " pos " << b.pos
+                << " row " << r << ": " << y[size_t(b.pos * rows + r)] << " vs solo " << solo[size_t(r)];
+        }
+      }
+    }
+  }
+}
+
+// Every ISA's activation quantiser matches the scalar one exactly (the Q8_0 kernels are
+// compared against the scalar reference on the same quantised activations), ties and an
+// all-zero block included.
+TEST(Matmul, EveryIsaQuantisesActivationsLikeScalar) {
+  const int64_t cols = 128, n = 3;
+  auto x = random_vec(size_t(n * cols), 13, 3.0f);
+  // Block 1: amax 127 makes the scale 1, so the halves are exact ties (rounded to even).
+  for (int j = 0; j < 32; ++j) x[size_t(32 + j)] = float(j - 16) + 0.5f;
+  x[32] = 127.0f;
+  for (int j = 0; j < 32; ++j) x[size_t(64 + j)] = 0.0f;
+  Q8Activations ref;
+  ref.quantize(x.data(), n, cols, Isa::kScalar);
+  for (Isa isa : isas()) {
+    Q8Activations q;
+    q.quantize(x.data(), n, cols, isa);
+    const size_t nq = size_t(n * cols), nb = size_t(n * cols / 32);
+    EXPECT_TRUE(std::equal(ref.qs.begin(), ref.qs.begin() + long(nq), q.qs.begin())) << isa_name(isa);
+    EXPECT_TRUE(std::equal(ref.d.begin(), ref.d.begin() + long(nb), q.d.begin())) << isa_name(isa);
+    EXPECT_TRUE(std::equal(ref.neg8sum.begin(), ref.neg8sum.begin() + long(nb), q.neg8sum.begin())) << isa_name(isa);
   }
 }
 
