@@ -2,7 +2,8 @@
 # The overload benchmark of docs/benchmarks.md ("Admission and load shedding"): `sluice bench`
 # at 0.5x, 1x, 2x and 4x of the service_curve harness's capacity with a 20/30/50 P0/P1/P2 mix,
 # against (a) priority_router + continuous dynamic batching, (b) one FIFO without priorities
-# (same batching, no router), and (c) the router with batch size 1 at 4x.
+# (same batching, no router), (c) the router with batch size 1 at 4x, and (d) the router with
+# P0 bounded by the token budget (target_ttft 2s x measured prefill rate) instead of a count.
 #   bench/admission/run_overload.sh BUILD_DIR OUT_DIR [CAPACITY] [DURATION]
 set -euo pipefail
 build=${1:?build dir}; out=${2:?output dir}; cap=${3:-100}; dur=${4:-10s}
@@ -25,3 +26,4 @@ run() {  # name yaml port rates drain [env...]
 run router "$here/overload-router.yaml" 18090 "$rates" 40s
 run fifo "$here/overload-fifo.yaml" 18091 "$rates" 40s
 run batch1 "$here/overload-router.yaml" 18092 "$(python3 -c "print(round($cap*4))")" 10s BATCH_P0=1 BATCH_P1=1 BATCH_P2=1
+run router-budget "$here/overload-router.yaml" 18093 "$rates" 40s P0_MAX_QUEUE=0 TOKEN_BUDGET=true P0_TARGET_TTFT=2s

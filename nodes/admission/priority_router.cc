@@ -56,6 +56,8 @@ PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeCon
       max_running_(config.max_running() == 0 ? 64 : config.max_running()),
       strict_above_(config.strict_above()),
       aging_(to_nanos(config.aging())),
+      // Unset in a config built in code (files get the schema default).
+      aging_share_(config.aging_share() > 0 ? config.aging_share() : 0.1),
       heartbeat_interval_(to_nanos(config.heartbeat_interval())),
       retry_after_max_(std::max(1.0, nanos_to_seconds(to_nanos(config.retry_after_max())))),
       evaluate_every_(to_nanos(config.shedding().evaluate_every())),
@@ -113,7 +115,7 @@ PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeCon
     m_busy_ = &m->gauge("sluice_admission_busy_fraction", "Busy fraction of max_running over the last ladder interval", l);
     if (token_budget_) {
       m_prefill_rate_ = &m->gauge("sluice_admission_prefill_tokens_per_second",
-                                  "Measured prefill rate of the token budget (estimated prompt tokens per busy second)", l);
+                                  "Measured prefill rate of the token budget (estimated prompt tokens per saturated second)", l);
     }
   }
   Nanos now = clock_->now();
@@ -274,36 +276,48 @@ bool PriorityRouter::strict_locked(Nanos now) const {
   return ladder_.level() > 0 || last_busy_fraction_ >= strict_above_;
 }
 
-int PriorityRouter::pick_class_locked(Nanos now) const {
+int PriorityRouter::strict_pick_locked(Nanos now, Nanos aging) const {
+  // Strict priority with aging: the effective class falls one step per `aging` waited.
   int best = -1;
-  if (strict_locked(now)) {
-    // Strict priority with aging: the effective class falls one step per `aging` waited.
-    std::int64_t best_eff = 0;
-    Nanos best_at = 0;
-    for (std::size_t i = 0; i < classes_.size(); ++i) {
-      const auto& q = classes_[i].queue;
-      if (q.empty()) continue;
-      std::int64_t eff = static_cast<std::int64_t>(i);
-      if (aging_ > 0) eff = std::max<std::int64_t>(0, eff - (now - q.front().admitted_at) / aging_);
-      if (best < 0 || eff < best_eff || (eff == best_eff && q.front().admitted_at < best_at)) {
-        best = static_cast<int>(i);
-        best_eff = eff;
-        best_at = q.front().admitted_at;
-      }
+  std::int64_t best_eff = 0;
+  Nanos best_at = 0;
+  for (std::size_t i = 0; i < classes_.size(); ++i) {
+    const auto& q = classes_[i].queue;
+    if (q.empty()) continue;
+    std::int64_t eff = static_cast<std::int64_t>(i);
+    if (aging > 0) eff = std::max<std::int64_t>(0, eff - (now - q.front().admitted_at) / aging);
+    if (best < 0 || eff < best_eff || (eff == best_eff && q.front().admitted_at < best_at)) {
+      best = static_cast<int>(i);
+      best_eff = eff;
+      best_at = q.front().admitted_at;
     }
-    return best;
+  }
+  return best;
+}
+
+int PriorityRouter::pick_class_locked(Nanos now) {
+  if (strict_locked(now)) {
+    int aged = strict_pick_locked(now, aging_);
+    if (aging_ <= 0) return aged;
+    int native = strict_pick_locked(now, 0);
+    // Aging passes waiting higher-class work only within its share of the slots: under
+    // sustained overload, requests that waited `aging` would otherwise always be older than
+    // every P0 and take its places batch after batch.
+    if (aged == native || aging_credit_ < 1) return native;
+    aging_credit_ -= 1;
+    return aged;
   }
   // Smooth weighted round robin (nginx's): each waiting class gains its weight, the richest
-  // goes and pays the total. wrr_current is mutable scheduling state, not observable state.
-  auto& self = const_cast<PriorityRouter&>(*this);
+  // goes and pays the total.
+  int best = -1;
   std::int64_t total = 0;
   for (std::size_t i = 0; i < classes_.size(); ++i) {
     if (classes_[i].queue.empty()) continue;
-    self.classes_[i].wrr_current += classes_[i].policy.weight;
+    classes_[i].wrr_current += classes_[i].policy.weight;
     total += classes_[i].policy.weight;
     if (best < 0 || classes_[i].wrr_current > classes_[static_cast<std::size_t>(best)].wrr_current) best = static_cast<int>(i);
   }
-  if (best >= 0) self.classes_[static_cast<std::size_t>(best)].wrr_current -= total;
+  if (best >= 0) classes_[static_cast<std::size_t>(best)].wrr_current -= total;
   return best;
 }
 
@@ -314,6 +328,7 @@ void PriorityRouter::collect_dispatches_locked(Nanos now, std::vector<Dispatch>&
     ClassState& c = classes_[static_cast<std::size_t>(pick)];
     Waiting w = std::move(c.queue.front());
     c.queue.pop_front();
+    aging_credit_ = std::min(1.0, aging_credit_ + aging_share_);
     account_running_locked(now);
     for (const auto& r : w.batch->requests) {
       auto it = entries_.find(r->id());

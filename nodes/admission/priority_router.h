@@ -10,7 +10,10 @@
 // router; a running request frees its slot when it completes (on_complete). Which class gets
 // a free slot: strict priority when the measured busy fraction is at or above `strict_above`
 // or the ladder has shed anything, otherwise smooth weighted round robin by class weight.
-// Aging promotes a waiting request one class per `aging` of wait. A request waiting past its
+// Aging promotes a waiting request one class per `aging` of wait, but a promoted request
+// passes waiting higher-class work only while it has credit: every request let on adds
+// `aging_share` (at most 1 banked), a pass costs 1, so aged work takes at most that share of
+// the slots ahead of P0 and the rest keep strict priority. A request waiting past its
 // class's queue_timeout or its own deadline completes with 504. Queued streaming requests get
 // a "heartbeat" event every `heartbeat_interval` (the HTTP sink writes it as an SSE comment).
 //
@@ -101,7 +104,7 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
   ClassCounts counts(std::size_t cls) const;
   int shed_level() const;
   double busy_fraction() const;
-  // Measured prefill rate for the token budget (estimated prompt tokens per busy second); 0
+  // Measured prefill rate for the token budget (estimated prompt tokens per saturated second); 0
   // before the first measurement.
   double prefill_rate() const;
   // Estimated prompt tokens admitted and not yet let on, per class.
@@ -147,7 +150,9 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
   std::size_t class_of(const Request& r) const;
   // Below the lock: picks what may run now and returns it to be let on outside the lock.
   void collect_dispatches_locked(Nanos now, std::vector<Dispatch>& out);
-  int pick_class_locked(Nanos now) const;
+  int pick_class_locked(Nanos now);
+  // The class strict priority picks with this aging (0: none).
+  int strict_pick_locked(Nanos now, Nanos aging) const;
   bool strict_locked(Nanos now) const;
   void account_running_locked(Nanos now);
   double retry_after_locked(const ClassState& c, Nanos now) const;
@@ -163,6 +168,7 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
   std::uint32_t max_running_;
   double strict_above_;
   Nanos aging_;
+  double aging_share_;
   Nanos heartbeat_interval_;
   double retry_after_max_;
   Nanos evaluate_every_;
@@ -175,6 +181,7 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
   std::vector<ClassState> classes_;
   std::unordered_map<std::uint64_t, Entry> entries_;  // admitted and not completed, by request id
   std::int64_t running_total_ = 0;
+  double aging_credit_ = 1;  // passes aged work may still make (one banked at start)
   ShedLadder ladder_;
   // Busy fraction: integral of running/max_running over the current ladder interval.
   double busy_integral_ = 0;

@@ -222,5 +222,31 @@ TEST(OverloadReplay, TokenBudgetForP0AdmitsEveryP0AndStillShedsTheOthers) {
   }
 }
 
+// Sustained overload: after `aging` (10s) of it, P1 and P2 requests that waited that long are
+// older than every waiting P0. Aging that ranks them with P0 by age gave them P0's places in
+// batch after batch (over 60s at 4x: 1,414 P0 refused instead of 411, 1,202 of them with P0
+// left over from an earlier cycle). Within aging_share (0.1) of the slots, P0 loses nothing to
+// aging: the refusals are the arithmetic ones above.
+TEST(OverloadReplay, SustainedOverloadAgedWorkDoesNotTakeP0Places) {
+  int refused[2] = {0, 0}, leftover = 0;
+  for (int with_aging = 0; with_aging < 2; ++with_aging) {
+    for (std::uint32_t seed = 1; seed <= 3; ++seed) {
+      OverloadReplay::Settings s;
+      s.seed = seed;
+      s.arrivals_for = 60 * kNanosPerSecond;
+      s.aging = with_aging ? 10 * kNanosPerSecond : 0;
+      OverloadReplay x(s);
+      x.run();
+      refused[with_aging] += x.tally[0].refused;
+      if (with_aging) {
+        for (const auto& r : x.p0_refusals) leftover += r.batch != 2 && r.arrived < 100;
+        EXPECT_LE(x.tally[0].worst_wait, kCycle + 400 * kNanosPerMilli) << "seed " << seed;
+      }
+    }
+  }
+  EXPECT_LE(refused[1], refused[0] + refused[0] / 20) << "aging costs P0 more than 5% extra refusals";
+  EXPECT_LE(leftover, 3);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -219,6 +219,27 @@ TEST(PriorityRouter, AgingKeepsTheLowestClassFromStarving) {
   EXPECT_EQ(h.dispatched[1], old);  // equal rank: the older one goes first
 }
 
+TEST(PriorityRouter, AgedWorkPassesWaitingP0OnlyWithinItsShareOfSlots) {
+  PriorityRouterConfig c;
+  c.set_strict_above(0.01);
+  c.set_aging_share(0.25);
+  RouterHarness h(c);
+  auto [hold, s0] = h.request(0);
+  ASSERT_TRUE(h.submit(hold).ok());
+  h.clock.advance(300 * kNanosPerMilli);
+  h.router->tick(h.clock.now());  // busy: strict from now on
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(h.submit(h.request(2).first).ok());
+  h.clock.advance(20 * kNanosPerSecond);  // the P2 now rank as P0, and are older
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(h.submit(h.request(0).first).ok());
+  std::vector<int> order;
+  for (int i = 0; i < 9; ++i) {
+    h.finish(h.dispatched.back());
+    order.push_back(h.dispatched.back()->priority);
+  }
+  // One banked pass, then one pass per 1 / 0.25 = 4 requests let on.
+  EXPECT_EQ(order, (std::vector<int>{2, 0, 0, 0, 2, 0, 0, 0, 2}));
+}
+
 TEST(PriorityRouter, QueuedStreamsGetHeartbeats) {
   RouterHarness h;
   auto [hold, s0] = h.request(0);
