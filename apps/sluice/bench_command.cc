@@ -1,6 +1,8 @@
-// `sluice bench`: open-loop Poisson load against a running Sluice over HTTP, per-class results
-// as a table, a JSON file and a gnuplot PNG (latency vs offered load per class). The engine is
-// bench/admission/load_generator.{h,cc}; this file only parses flags and writes outputs.
+// `sluice bench`: load against a running Sluice over HTTP, either open loop (Poisson arrivals at
+// offered rates: latency vs offered load per class) or closed loop (--concurrency: N streaming
+// clients back to back: TTFT, inter-token latency and tokens/s per concurrency level). Results
+// as a table, a JSON file and a gnuplot PNG. The engine is bench/admission/load_generator.{h,cc};
+// this file only parses flags and writes outputs.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -21,19 +23,26 @@ const char* kBenchUsage = R"(usage: sluice bench [flags]
   --target HOST:PORT     server to load (default 127.0.0.1:8080)
   --path PATH            endpoint (default /v1/chat/completions)
   --rate R | --rates R1,R2,...
-                         offered requests per second, all classes together; a list runs
-                         one level after another (default 10)
+                         open loop: offered requests per second, all classes together; a
+                         list runs one level after another (default 10)
+  --concurrency N1,N2,...
+                         closed loop instead: N streaming clients, each sending its next
+                         request when its answer ends, one level after another; reports
+                         req/s, output tokens/s, TTFT and inter-token latency per level
   --duration D           arrivals per level (default 10s)
   --drain D              wait for answers after the last arrival (default 30s)
   --mix P0=20,P1=30,P2=50
-                         class names (sent as X-Priority) and weights (default that mix)
+                         class names (sent as X-Priority) and weights (default that mix;
+                         P0=1 with --concurrency)
   --slo P0=1s,P1=5s,P2=60s
                          end-to-end time that counts as goodput per class (default none)
   --stream               request SSE streams (TTFT and inter-token latency are measured)
   --max-tokens N         (default 16)    --prompt TEXT    --seed N (default 1)
+  --temperature T        sent with every request (default: not sent, the server's default)
   --label TEXT           names the run in the JSON and the plot
   --json FILE            write all levels as JSON
-  --plot FILE.png        plot p99 end-to-end latency vs offered load per class (gnuplot)
+  --plot FILE.png        plot latency per level (gnuplot): open loop p50/p99 end-to-end per
+                         class; closed loop TTFT and inter-token p50/p99, tokens/s on y2
 )";
 
 std::vector<std::pair<std::string, std::string>> pairs(const std::string& text, const char* flag) {
@@ -55,16 +64,50 @@ double seconds(const std::string& text, const char* flag) {
   return static_cast<double>(*n) / 1e9;
 }
 
-void write_plot(const std::string& png, const std::string& label, const std::vector<bench::LoadResult>& levels) {
+double number(const std::string& text, const char* flag) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    throw std::invalid_argument(std::string(flag) + ": expected a number, got '" + text + "'");
+  }
+  return v;
+}
+
+// A list of positive integers, "1,4,8,16".
+std::vector<int> counts(const std::string& text, const char* flag) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    double v = number(item, flag);
+    if (v < 1 || v > 100000 || v != static_cast<int>(v)) {
+      throw std::invalid_argument(std::string(flag) + ": each level must be a whole number from 1 to 100000, got '" + item + "'");
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw std::invalid_argument(std::string(flag) + ": needs at least one level");
+  return out;
+}
+
+// One line of a plot: column values per level, on the left axis or the right one.
+struct Series {
+  std::string title;
+  std::vector<double> values;
+  bool dashed = false;
+  bool right_axis = false;
+};
+
+void write_plot(const std::string& png, const std::string& title, const std::string& xlabel, const std::string& ylabel,
+                const std::string& y2label, const std::vector<double>& x, const std::vector<Series>& series) {
   std::string dat = png + ".dat";
   {
     std::ofstream d(dat);
-    d << "# offered_rate";
-    for (const auto& c : levels.front().classes) d << " " << c.name << "_p99_e2e " << c.name << "_p50_e2e";
+    d << "# x";
+    for (const auto& s : series) d << " '" << s.title << "'";
     d << "\n";
-    for (const auto& l : levels) {
-      d << l.offered_rate;
-      for (const auto& c : l.classes) d << " " << c.e2e.p99 << " " << c.e2e.p50;
+    for (std::size_t row = 0; row < x.size(); ++row) {
+      d << x[row];
+      for (const auto& s : series) d << " " << s.values[row];
       d << "\n";
     }
   }
@@ -72,14 +115,13 @@ void write_plot(const std::string& png, const std::string& label, const std::vec
   {
     std::ofstream g(gp);
     g << "set terminal png size 900,560\nset output '" << png << "'\n";
-    g << "set title 'sluice bench: " << label << "'\nset xlabel 'offered load (requests/s)'\n";
-    g << "set ylabel 'end-to-end latency (s)'\nset logscale y\nset key top left\nset grid\n";
+    g << "set title 'sluice bench: " << title << "'\nset xlabel '" << xlabel << "'\n";
+    g << "set ylabel '" << ylabel << "'\nset logscale y\nset key top left\nset grid\n";
+    if (!y2label.empty()) g << "set y2label '" << y2label << "'\nset y2tics\nset ytics nomirror\n";
     g << "plot ";
-    for (std::size_t i = 0; i < levels.front().classes.size(); ++i) {
-      if (i) g << ", ";
-      g << "'" << dat << "' using 1:" << (2 + 2 * i) << " with linespoints title '" << levels.front().classes[i].name << " p99'";
-      g << ", '" << dat << "' using 1:" << (3 + 2 * i) << " with linespoints dashtype 2 title '" << levels.front().classes[i].name
-        << " p50'";
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      g << (i ? ", " : "") << "'" << dat << "' using 1:" << (2 + i) << (series[i].right_axis ? " axes x1y2" : "")
+        << " with linespoints" << (series[i].dashed ? " dashtype 2" : "") << " title '" << series[i].title << "'";
     }
     g << "\n";
   }
@@ -87,12 +129,73 @@ void write_plot(const std::string& png, const std::string& label, const std::vec
   if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "sluice bench: gnuplot failed (%s); data in %s\n", cmd.c_str(), dat.c_str());
 }
 
+// Open loop: p99 and p50 end-to-end latency per class against offered load.
+void plot_open_loop(const std::string& png, const std::string& label, const std::vector<bench::LoadResult>& levels) {
+  std::vector<double> x;
+  std::vector<Series> series;
+  for (const auto& c : levels.front().classes) {
+    series.push_back({c.name + " p99", {}, false, false});
+    series.push_back({c.name + " p50", {}, true, false});
+  }
+  for (const auto& l : levels) {
+    x.push_back(l.offered_rate);
+    for (std::size_t i = 0; i < l.classes.size(); ++i) {
+      series[2 * i].values.push_back(l.classes[i].e2e.p99);
+      series[2 * i + 1].values.push_back(l.classes[i].e2e.p50);
+    }
+  }
+  write_plot(png, label, "offered load (requests/s)", "end-to-end latency (s)", "", x, series);
+}
+
+// Closed loop: TTFT and inter-token latency (p50, p99) and output tokens/s against concurrency,
+// all classes together (the first class's figures when there are several).
+void plot_closed_loop(const std::string& png, const std::string& label, const std::vector<bench::LoadResult>& levels) {
+  std::vector<double> x;
+  std::vector<Series> series = {{"TTFT p99", {}, false, false},
+                                {"TTFT p50", {}, true, false},
+                                {"inter-token p99", {}, false, false},
+                                {"inter-token p50", {}, true, false},
+                                {"output tokens/s (right)", {}, false, true}};
+  for (const auto& l : levels) {
+    const auto& c = l.classes.front();
+    x.push_back(l.concurrency);
+    const double values[] = {c.ttft.p99, c.ttft.p50, c.itl.p99, c.itl.p50, c.output_tokens_per_second};
+    for (std::size_t i = 0; i < series.size(); ++i) series[i].values.push_back(values[i]);
+  }
+  write_plot(png, label, "concurrent streams", "latency (s)", "output tokens/s", x, series);
+}
+
+void print_open_level(const std::string& label, const bench::LoadResult& l) {
+  std::printf("%s offered %.1f req/s\n", label.c_str(), l.offered_rate);
+  std::printf("  class   sent     ok    429    504   err  thru/s  good/s  good%%   e2e p50/p95/p99 (s)        ttft p99  itl p99\n");
+  for (const auto& c : l.classes) {
+    double good_pct = c.sent ? 100.0 * static_cast<double>(c.good) / static_cast<double>(c.ok ? c.ok : 1) : 0;
+    std::printf("  %-5s %6zu %6zu %6zu %6zu %5zu %7.1f %7.1f %5.1f   %7.3f %7.3f %7.3f   %7.3f  %7.4f\n", c.name.c_str(), c.sent, c.ok,
+                c.rejected_429, c.timeout_504, c.other_errors + c.failed + c.unfinished + c.dropped, c.throughput, c.goodput,
+                good_pct, c.e2e.p50, c.e2e.p95, c.e2e.p99, c.ttft.p99, c.itl.p99);
+  }
+}
+
+void print_closed_level(const std::string& label, const bench::LoadResult& l) {
+  std::printf("%s concurrency %d (%.1fs)\n", label.c_str(), l.concurrency, l.elapsed_seconds);
+  std::printf("  class     ok   err   req/s  out tok/s  tok/req   ttft p50/p95/p99 (ms)       itl p50/p95/p99 (ms)      e2e p50/p99 (s)\n");
+  for (const auto& c : l.classes) {
+    double per_request = c.ok ? static_cast<double>(c.output_tokens) / static_cast<double>(c.ok) : 0;
+    std::printf("  %-5s %6zu %5zu %7.2f %10.1f %8.1f   %7.1f %7.1f %7.1f   %7.1f %7.1f %7.1f   %7.3f %7.3f\n", c.name.c_str(), c.ok,
+                c.rejected_429 + c.timeout_504 + c.other_errors + c.failed + c.unfinished + c.dropped, c.throughput,
+                c.output_tokens_per_second, per_request, c.ttft.p50 * 1e3, c.ttft.p95 * 1e3, c.ttft.p99 * 1e3, c.itl.p50 * 1e3,
+                c.itl.p95 * 1e3, c.itl.p99 * 1e3, c.e2e.p50, c.e2e.p99);
+  }
+}
+
 }  // namespace
 
 int bench(const Args& args) {
   bench::LoadOptions o;
   std::vector<double> rates{10};
-  std::string mix = "P0=20,P1=30,P2=50", slo, json, plot, label = "load";
+  std::vector<int> concurrency;  // non-empty: closed loop
+  bool rates_given = false;
+  std::string mix, slo, json, plot, label = "load";
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> const std::string& {
@@ -112,9 +215,12 @@ int bench(const Args& args) {
       o.path = value();
     } else if (a == "--rate" || a == "--rates") {
       rates.clear();
+      rates_given = true;
       std::stringstream ss(value());
       std::string r;
       while (std::getline(ss, r, ',')) rates.push_back(std::atof(r.c_str()));
+    } else if (a == "--concurrency") {
+      concurrency = counts(value(), "--concurrency");
     } else if (a == "--duration") {
       o.duration_seconds = seconds(value(), "--duration");
     } else if (a == "--drain") {
@@ -127,6 +233,10 @@ int bench(const Args& args) {
       o.stream = true;
     } else if (a == "--max-tokens") {
       o.max_tokens = std::atoi(value().c_str());
+    } else if (a == "--temperature") {
+      double t = number(value(), "--temperature");
+      if (t < 0 || t > 2) throw std::invalid_argument("--temperature: must be between 0 and 2, got " + args[i]);
+      o.temperature = t;
     } else if (a == "--prompt") {
       o.prompt = value();
     } else if (a == "--seed") {
@@ -142,6 +252,12 @@ int bench(const Args& args) {
       return 2;
     }
   }
+  const bool closed_loop = !concurrency.empty();
+  if (closed_loop && rates_given) {
+    throw std::invalid_argument("--concurrency (closed loop) and --rate/--rates (open loop) exclude each other; choose one");
+  }
+  if (closed_loop) o.stream = true;  // TTFT and inter-token latency are what the closed loop is for
+  if (mix.empty()) mix = closed_loop ? "P0=1" : "P0=20,P1=30,P2=50";
   for (const auto& [name, weight] : pairs(mix, "--mix")) o.classes.push_back({name, std::atof(weight.c_str()), 0});
   if (!slo.empty()) {
     for (const auto& [name, d] : pairs(slo, "--slo")) {
@@ -156,20 +272,22 @@ int bench(const Args& args) {
     }
   }
   std::vector<bench::LoadResult> levels;
-  for (double rate : rates) {
-    o.rate = rate;
-    std::fprintf(stderr, "sluice bench: %s: %.1f req/s for %.0fs ...\n", label.c_str(), rate, o.duration_seconds);
-    levels.push_back(bench::run_open_loop(o));
-    const auto& l = levels.back();
-    std::printf("%s offered %.1f req/s\n", label.c_str(), l.offered_rate);
-    std::printf("  class   sent     ok    429    504   err  thru/s  good/s  good%%   e2e p50/p95/p99 (s)        ttft p99  itl p99\n");
-    for (const auto& c : l.classes) {
-      double good_pct = c.sent ? 100.0 * static_cast<double>(c.good) / static_cast<double>(c.ok ? c.ok : 1) : 0;
-      std::printf("  %-5s %6zu %6zu %6zu %6zu %5zu %7.1f %7.1f %5.1f   %7.3f %7.3f %7.3f   %7.3f  %7.4f\n", c.name.c_str(), c.sent,
-                  c.ok, c.rejected_429, c.timeout_504, c.other_errors + c.failed + c.unfinished + c.dropped, c.throughput,
-                  c.goodput, good_pct, c.e2e.p50, c.e2e.p95, c.e2e.p99, c.ttft.p99, c.itl.p99);
+  if (closed_loop) {
+    for (int n : concurrency) {
+      o.concurrency = n;
+      std::fprintf(stderr, "sluice bench: %s: %d concurrent streams for %.0fs ...\n", label.c_str(), n, o.duration_seconds);
+      levels.push_back(bench::run_closed_loop(o));
+      print_closed_level(label, levels.back());
+      std::fflush(stdout);
     }
-    std::fflush(stdout);
+  } else {
+    for (double rate : rates) {
+      o.rate = rate;
+      std::fprintf(stderr, "sluice bench: %s: %.1f req/s for %.0fs ...\n", label.c_str(), rate, o.duration_seconds);
+      levels.push_back(bench::run_open_loop(o));
+      print_open_level(label, levels.back());
+      std::fflush(stdout);
+    }
   }
   if (!json.empty()) {
     std::ofstream f(json);
@@ -177,7 +295,10 @@ int bench(const Args& args) {
     for (std::size_t i = 0; i < levels.size(); ++i) f << (i ? "," : "") << bench::to_json(levels[i]);
     f << "]}\n";
   }
-  if (!plot.empty()) write_plot(plot, label, levels);
+  if (!plot.empty()) {
+    if (closed_loop) plot_closed_loop(plot, label, levels);
+    else plot_open_loop(plot, label, levels);
+  }
   return 0;
 }
 

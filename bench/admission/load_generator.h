@@ -1,20 +1,28 @@
-// OpenLoopLoad: an open-loop HTTP load generator for OpenAI-compatible endpoints (the engine
-// of `sluice bench`).
+// The load generator behind `sluice bench`, for OpenAI-compatible endpoints over HTTP.
 //
-// Arrivals are Poisson (exponential gaps from a seeded generator) at a fixed offered rate,
-// whatever the server does: a slow server does not slow the generator down, which is what
-// makes overload visible. Each request picks a priority class by the mix weights and is sent
-// with an X-Priority header on its own connection (Connection: close) from one epoll thread.
-// Per class it records: 200s, 429s (and their Retry-After), 504s, other errors, connection
-// failures, end-to-end time, and for streams TTFT and inter-token latency from SSE events.
-// Goodput counts 200s whose end-to-end time is within the class's SLO.
+// Two ways to offer load, sharing one epoll HTTP client, SSE scanner and result shape:
+// - open loop (run_open_loop): arrivals are Poisson (exponential gaps from a seeded generator)
+//   at a fixed offered rate, whatever the server does: a slow server does not slow the
+//   generator down, which is what makes overload visible;
+// - closed loop (run_closed_loop): `concurrency` clients, each sending its next request as soon
+//   as its previous answer ended, for `duration_seconds`; then the answers in flight are
+//   awaited (up to `drain_seconds`). It measures what N concurrent users see: TTFT,
+//   inter-token latency and the aggregate tokens/s the server sustains at that concurrency.
+// Each request picks a priority class by the mix weights and is sent with an X-Priority header
+// on its own connection (Connection: close). Per class it records: 200s, 429s (and their
+// Retry-After), 504s, other errors, connection failures, end-to-end time, and for streams TTFT,
+// inter-token latency (the gap between consecutive SSE content chunks) and output tokens (the
+// usage chunk's completion_tokens, asked for with stream_options.include_usage; the count of
+// content chunks when a server sends no usage). Goodput counts 200s whose end-to-end time is
+// within the class's SLO.
 //
-// Not thread-safe: run() from one thread. Bounded: at most `max_open` connections; arrivals
-// past it count as client-side drops (reported) rather than growing without limit.
+// Not thread-safe: run either from one thread. Bounded: at most `max_open` connections;
+// arrivals past it count as client-side drops (reported) rather than growing without limit.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,13 +38,15 @@ struct LoadOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string path = "/v1/chat/completions";
-  double rate = 10;            // offered requests per second, all classes together
+  double rate = 10;            // open loop: offered requests per second, all classes together
+  int concurrency = 0;         // closed loop: clients, each with one request in flight
   double duration_seconds = 10;
   double drain_seconds = 30;   // after the last arrival, how long to wait for answers
   std::vector<ClassLoad> classes;
   bool stream = false;
   int max_tokens = 16;
   std::string prompt = "hello";
+  std::optional<double> temperature;  // sent as "temperature" when set (0: greedy)
   std::uint64_t seed = 1;
   int max_open = 20000;
 };
@@ -54,16 +64,25 @@ struct ClassResult {
   double slo_seconds = 0;
   double throughput = 0;  // ok per second of the measurement
   double goodput = 0;     // good per second
+  std::size_t output_tokens = 0;   // streams: summed over ok answers (usage, else content chunks)
+  std::size_t content_chunks = 0;  // streams: SSE content chunks of ok answers
+  double output_tokens_per_second = 0;
   Percentiles e2e, ttft, itl, retry_after;
 };
 
+// Rates (throughput, goodput, output tokens/s) are over the arrival period for the open loop
+// (what the server sustained while load was offered) and over the whole run, drain included,
+// for the closed loop (every answer counted was produced within it).
 struct LoadResult {
-  double offered_rate = 0;
+  double offered_rate = 0;  // open loop
+  int concurrency = 0;      // closed loop; 0 for the open loop
   double elapsed_seconds = 0;
   std::vector<ClassResult> classes;
 };
 
 LoadResult run_open_loop(const LoadOptions& options);
+// Needs options.concurrency >= 1 and options.stream (TTFT and inter-token latency are the point).
+LoadResult run_closed_loop(const LoadOptions& options);
 
 // JSON text of one result (an object) for the bench's output file.
 std::string to_json(const LoadResult& r);
