@@ -120,8 +120,9 @@ TEST(Matmul, ThreadedRunnerMatchesSingleThread) {
 
 // Batch invariance, which the serving engine relies on: one token's output row must be
 // bit-identical whatever n is and wherever the token sits in the batch, i.e. whichever tile
-// shape (rows x tokens, remainder tiles included) computed it. 13 rows exercise the 8-, 4- and
-// 1-row tiles; 7 and 37 tokens the full and remainder token tiles and the 32-token block.
+// shape (rows x tokens, remainder tiles included) computed it. 13 rows exercise the 8-row
+// (n == 1), 4- and 2-row and 1-row tiles; 3 to 38 tokens the full 4-token tiles, the 3-, 2- and
+// 1-token remainders, and tokens past the 32-token block.
 TEST(Matmul, OneTokensOutputIsBitIdenticalWhateverTheBatch) {
   const int64_t rows = 13;
   for (DType t : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
@@ -136,7 +137,7 @@ TEST(Matmul, OneTokensOutputIsBitIdenticalWhateverTheBatch) {
         matmul(m, probe.data(), 1, solo.data(), isa);
         const struct {
           int64_t n, pos;
-        } batches[] = {{3, 0}, {3, 2}, {4, 1}, {4, 3}, {7, 4}, {7, 6}, {37, 33}, {37, 36}};
+        } batches[] = {{3, 0}, {3, 2}, {4, 1}, {4, 3}, {6, 5}, {7, 4}, {7, 6}, {37, 33}, {37, 36}, {38, 37}};
         for (const auto& b : batches) {
           auto x = random_vec(size_t(b.n * cols), uint32_t(100 + b.n));
           std::copy(probe.begin(), probe.end(), x.begin() + b.pos * cols);
