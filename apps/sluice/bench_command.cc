@@ -29,7 +29,8 @@ const char* kBenchUsage = R"(usage: sluice bench [flags]
                          closed loop instead: N streaming clients, each sending its next
                          request when its answer ends, one level after another; reports
                          req/s, output tokens/s, TTFT and inter-token latency per level
-  --duration D           arrivals per level (default 10s)
+  --duration D           arrivals per level; closed loop: how long clients keep sending, then
+                         the answers in flight finish (default 10s)
   --drain D              wait for answers after the last arrival (default 30s)
   --mix P0=20,P1=30,P2=50
                          class names (sent as X-Priority) and weights (default that mix;
@@ -39,6 +40,8 @@ const char* kBenchUsage = R"(usage: sluice bench [flags]
   --stream               request SSE streams (TTFT and inter-token latency are measured)
   --max-tokens N         (default 16)    --prompt TEXT    --seed N (default 1)
   --temperature T        sent with every request (default: not sent, the server's default)
+  --distinct-prompts     a number unique to the request before each prompt, so no two share a
+                         prefix and a prefix cache cannot skip the prefill (default: off)
   --label TEXT           names the run in the JSON and the plot
   --json FILE            write all levels as JSON
   --plot FILE.png        plot latency per level (gnuplot): open loop p50/p99 end-to-end per
@@ -178,12 +181,13 @@ void print_open_level(const std::string& label, const bench::LoadResult& l) {
 
 void print_closed_level(const std::string& label, const bench::LoadResult& l) {
   std::printf("%s concurrency %d (%.1fs)\n", label.c_str(), l.concurrency, l.elapsed_seconds);
-  std::printf("  class     ok   err   req/s  out tok/s  tok/req   ttft p50/p95/p99 (ms)       itl p50/p95/p99 (ms)      e2e p50/p99 (s)\n");
+  std::printf("  class     ok   err   req/s  out tok/s  tok/req  prompt/req   ttft p50/p95/p99 (ms)       itl p50/p95/p99 (ms)      e2e p50/p99 (s)\n");
   for (const auto& c : l.classes) {
-    double per_request = c.ok ? static_cast<double>(c.output_tokens) / static_cast<double>(c.ok) : 0;
-    std::printf("  %-5s %6zu %5zu %7.2f %10.1f %8.1f   %7.1f %7.1f %7.1f   %7.1f %7.1f %7.1f   %7.3f %7.3f\n", c.name.c_str(), c.ok,
+    double ok = c.ok ? static_cast<double>(c.ok) : 1;
+    double per_request = static_cast<double>(c.output_tokens) / ok, prompt = static_cast<double>(c.prompt_tokens) / ok;
+    std::printf("  %-5s %6zu %5zu %7.2f %10.1f %8.1f %11.1f   %7.1f %7.1f %7.1f   %7.1f %7.1f %7.1f   %7.3f %7.3f\n", c.name.c_str(), c.ok,
                 c.rejected_429 + c.timeout_504 + c.other_errors + c.failed + c.unfinished + c.dropped, c.throughput,
-                c.output_tokens_per_second, per_request, c.ttft.p50 * 1e3, c.ttft.p95 * 1e3, c.ttft.p99 * 1e3, c.itl.p50 * 1e3,
+                c.output_tokens_per_second, per_request, prompt, c.ttft.p50 * 1e3, c.ttft.p95 * 1e3, c.ttft.p99 * 1e3, c.itl.p50 * 1e3,
                 c.itl.p95 * 1e3, c.itl.p99 * 1e3, c.e2e.p50, c.e2e.p99);
   }
 }
@@ -233,6 +237,8 @@ int bench(const Args& args) {
       o.stream = true;
     } else if (a == "--max-tokens") {
       o.max_tokens = std::atoi(value().c_str());
+    } else if (a == "--distinct-prompts") {
+      o.distinct_prompts = true;
     } else if (a == "--temperature") {
       double t = number(value(), "--temperature");
       if (t < 0 || t > 2) throw std::invalid_argument("--temperature: must be between 0 and 2, got " + args[i]);
@@ -275,7 +281,7 @@ int bench(const Args& args) {
   if (closed_loop) {
     for (int n : concurrency) {
       o.concurrency = n;
-      std::fprintf(stderr, "sluice bench: %s: %d concurrent streams for %.0fs ...\n", label.c_str(), n, o.duration_seconds);
+      std::fprintf(stderr, "sluice bench: %s: %d concurrent streams for %gs ...\n", label.c_str(), n, o.duration_seconds);
       levels.push_back(bench::run_closed_loop(o));
       print_closed_level(label, levels.back());
       std::fflush(stdout);
@@ -283,7 +289,7 @@ int bench(const Args& args) {
   } else {
     for (double rate : rates) {
       o.rate = rate;
-      std::fprintf(stderr, "sluice bench: %s: %.1f req/s for %.0fs ...\n", label.c_str(), rate, o.duration_seconds);
+      std::fprintf(stderr, "sluice bench: %s: %.1f req/s for %gs ...\n", label.c_str(), rate, o.duration_seconds);
       levels.push_back(bench::run_open_loop(o));
       print_open_level(label, levels.back());
       std::fflush(stdout);

@@ -30,6 +30,8 @@ commands:
                        write a random-weight Llama of the anchors' shapes (speed tests)
   bench [--target HOST:PORT] [--rates R1,R2] [--mix P0=20,P1=30,P2=50] [--stream] ...
                        open-loop Poisson load over HTTP; per-class results, JSON, PNG plot
+  bench --concurrency 1,4,8,16 [--max-tokens N] [--prompt TEXT] ...
+                       closed loop: N streaming clients; TTFT, inter-token latency, tokens/s
 )";
 
 }  // namespace

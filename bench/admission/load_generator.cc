@@ -44,6 +44,7 @@ struct Call {
   double ttft = -1;
   std::size_t chunks = 0;       // SSE content chunks
   long usage_tokens = -1;       // completion_tokens of the usage chunk, when one came
+  long prompt_tokens = 0;       // prompt_tokens of the usage chunk
 };
 
 struct ClassAccumulator {
@@ -83,6 +84,14 @@ std::string header_value(const std::string& in, const char* lower_name) {
 
 Clock::duration to_duration(double seconds) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// splitmix64's finaliser: consecutive inputs give unrelated outputs.
+std::uint64_t scrambled(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
 }
 
 // The HTTP side shared by both loops: one epoll set of non-blocking connections, one request
@@ -137,7 +146,7 @@ class HttpLoad {
     c->fd = fd;
     c->cls = cls;
     c->client = client;
-    std::string body = body_for();
+    std::string body = body_for(++requests_);
     c->out = "POST " + o_.path + " HTTP/1.1\r\nHost: " + o_.host +
              "\r\nContent-Type: application/json\r\nConnection: close\r\nX-Priority: " + o_.classes[cls].name +
              "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -211,7 +220,7 @@ class HttpLoad {
   }
 
  private:
-  std::string body_for() const {
+  std::string body_for(std::uint64_t n) const {
     std::string body = "{\"model\":\"sluice\",\"max_tokens\":" + std::to_string(o_.max_tokens);
     if (o_.temperature) {
       char t[48];
@@ -219,7 +228,13 @@ class HttpLoad {
       body += t;
     }
     body += o_.stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}" : ",\"stream\":false";
-    return body + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + json_escape(o_.prompt) + "\"}]}";
+    std::string distinct;
+    if (o_.distinct_prompts) {
+      char tag[24];
+      std::snprintf(tag, sizeof tag, "%08llx: ", static_cast<unsigned long long>(scrambled(run_id_ + n) & 0xffffffffu));
+      distinct = tag;
+    }
+    return body + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + distinct + json_escape(o_.prompt) + "\"}]}";
   }
 
   // Accounts the ended call; true when the server answered with an HTTP status.
@@ -243,6 +258,7 @@ class HttpLoad {
         else a.ttft.push_back(e2e);  // a JSON answer: the first token arrives with the last
         a.itl.insert(a.itl.end(), c.itl.begin(), c.itl.end());
         a.result.content_chunks += c.chunks;
+        a.result.prompt_tokens += static_cast<std::size_t>(c.prompt_tokens);
         a.result.output_tokens += c.usage_tokens >= 0 ? static_cast<std::size_t>(c.usage_tokens) : c.chunks;
         if (a.result.slo_seconds <= 0 || e2e <= a.result.slo_seconds) ++a.result.good;
       }
@@ -275,6 +291,7 @@ class HttpLoad {
       std::string_view line(c.in.data() + at, end - at);
       if (auto u = line.find("\"completion_tokens\":"); u != std::string_view::npos) {
         c.usage_tokens = std::atol(c.in.c_str() + at + u + 20);
+        if (auto pt = line.find("\"prompt_tokens\":"); pt != std::string_view::npos) c.prompt_tokens = std::atol(c.in.c_str() + at + pt + 16);
         continue;
       }
       if (line.find("\"finish_reason\":null") == std::string_view::npos) continue;
@@ -290,6 +307,13 @@ class HttpLoad {
   }
 
   const LoadOptions& o_;
+  // Numbers the distinct prompts: a run starts from its clock reading (in ms), so runs and
+  // levels one after another against the same server do not repeat each other's prompts;
+  // the number is scrambled so that consecutive requests differ from their first character
+  // (a counter's shared leading digits would be a shared prefix).
+  const std::uint64_t run_id_ = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count() % 100000000 * 1000);
+  std::uint64_t requests_ = 0;
   sockaddr_in addr_{};
   int ep_ = -1;
   std::vector<ClassAccumulator> acc_;
@@ -408,10 +432,10 @@ std::string to_json(const LoadResult& r) {
     std::snprintf(buf, sizeof buf,
                   "%s{\"class\":\"%s\",\"sent\":%zu,\"ok\":%zu,\"rejected_429\":%zu,\"timeout_504\":%zu,\"other_errors\":%zu,"
                   "\"failed\":%zu,\"unfinished\":%zu,\"dropped\":%zu,\"good\":%zu,\"slo_seconds\":%.3f,\"throughput\":%.3f,"
-                  "\"goodput\":%.3f,\"output_tokens\":%zu,\"content_chunks\":%zu,\"output_tokens_per_second\":%.3f,",
+                  "\"goodput\":%.3f,\"output_tokens\":%zu,\"content_chunks\":%zu,\"prompt_tokens\":%zu,\"output_tokens_per_second\":%.3f,",
                   i ? "," : "", json_escape(c.name).c_str(), c.sent, c.ok, c.rejected_429, c.timeout_504, c.other_errors, c.failed,
                   c.unfinished, c.dropped, c.good, c.slo_seconds, c.throughput, c.goodput, c.output_tokens, c.content_chunks,
-                  c.output_tokens_per_second);
+                  c.prompt_tokens, c.output_tokens_per_second);
     out += buf;
     out += "\"e2e\":" + pct(c.e2e) + ",\"ttft\":" + pct(c.ttft) + ",\"itl\":" + pct(c.itl) + ",\"retry_after\":" + pct(c.retry_after) + "}";
   }

@@ -13,7 +13,7 @@
 // Retry-After), 504s, other errors, connection failures, end-to-end time, and for streams TTFT,
 // inter-token latency (the gap between consecutive SSE content chunks) and output tokens (the
 // usage chunk's completion_tokens, asked for with stream_options.include_usage; the count of
-// content chunks when a server sends no usage). Goodput counts 200s whose end-to-end time is
+// content chunks when a server sends no usage) and prompt tokens. Goodput counts 200s whose end-to-end time is
 // within the class's SLO.
 //
 // Not thread-safe: run either from one thread. Bounded: at most `max_open` connections;
@@ -47,6 +47,10 @@ struct LoadOptions {
   int max_tokens = 16;
   std::string prompt = "hello";
   std::optional<double> temperature;  // sent as "temperature" when set (0: greedy)
+  // Put a number unique to the run and request in front of each prompt, so no two requests
+  // share a prompt prefix (a server's prefix cache cannot skip the prefill); off sends the
+  // same prompt every time, which a prefix cache serves from its second request on.
+  bool distinct_prompts = false;
   std::uint64_t seed = 1;
   int max_open = 20000;
 };
@@ -66,6 +70,7 @@ struct ClassResult {
   double goodput = 0;     // good per second
   std::size_t output_tokens = 0;   // streams: summed over ok answers (usage, else content chunks)
   std::size_t content_chunks = 0;  // streams: SSE content chunks of ok answers
+  std::size_t prompt_tokens = 0;   // streams: the usage chunks' prompt_tokens of ok answers
   double output_tokens_per_second = 0;
   Percentiles e2e, ttft, itl, retry_after;
 };

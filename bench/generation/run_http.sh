@@ -2,12 +2,14 @@
 # The serving-engine benchmark over HTTP of docs/benchmarks.md ("Serving engine over HTTP"):
 # `sluice run bench/generation/serve-engine.yaml` with the 110M Q8_0 synth model (written once
 # to /tmp/sluice-synth when absent; SLUICE_MODEL overrides it), then `sluice bench` closed loop
-# at 1, 4, 8 and 16 concurrent streams, each for DURATION, prompt of about 128 tokens, answers
-# of up to 128 tokens, temperature 0. Writes OUT/serve-engine.{txt,json,png}, the server log,
-# a usage probe (one non-streamed answer: its prompt and completion tokens) and /metrics.
+# at 1, 4, 8 and 16 concurrent streams, each for DURATION, prompts of about 128 tokens, answers
+# of up to 128 tokens, temperature 0: once with distinct prompts (OUT/serve-engine.*), once with
+# one shared prompt (prefix reuse, OUT/serve-engine-prefix.*), each as text, JSON and PNG; also
+# the server log, a usage probe (one non-streamed answer: its prompt and completion tokens),
+# /metrics at the end, and the load average before and after.
 #   bench/generation/run_http.sh BUILD_DIR OUT_DIR [DURATION] [LEVELS]
 set -euo pipefail
-build=${1:?build dir}; out=${2:?output dir}; dur=${3:-20s}; levels=${4:-1,4,8,16}
+build=${1:?build dir}; out=${2:?output dir}; dur=${3:-30s}; levels=${4:-1,4,8,16}
 sluice=$build/apps/sluice
 here=$(cd "$(dirname "$0")" && pwd)
 port=${PORT:-18100}
@@ -44,8 +46,16 @@ curl -s "127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json
   > "$out/serve-engine.probe.json"
 echo
 
-"$sluice" bench --target 127.0.0.1:$port --concurrency "$levels" --duration "$dur" --drain 120s \
-  --max-tokens "$max_tokens" --temperature 0 --prompt "$prompt" \
-  --label serve-engine --json "$out/serve-engine.json" --plot "$out/serve-engine.png" | tee "$out/serve-engine.txt"
-curl -s "127.0.0.1:$port/metrics" > "$out/serve-engine.metrics.txt" || true
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/serve-engine.load.txt"
+# (a) every prompt distinct ("<number>: " first): each request pays its whole prefill, as
+#     unrelated users' prompts would; (b) the same prompt every time: the prefix cache serves
+#     all but its last token from the second request on (TTFT is then about one decode step).
+bench() {  # name [flags...]
+  local name=$1; shift
+  "$sluice" bench --target 127.0.0.1:$port --concurrency "$levels" --duration "$dur" --drain 180s \
+    --max-tokens "$max_tokens" --temperature 0 --prompt "$prompt" "$@" \
+    --label "$name" --json "$out/$name.json" --plot "$out/$name.png" | tee "$out/$name.txt"
+  curl -s "127.0.0.1:$port/metrics" > "$out/$name.metrics.txt" || true  # counters since start
+  echo "load average after $name: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/serve-engine.load.txt"
+}
+bench serve-engine --distinct-prompts
+bench serve-engine-prefix

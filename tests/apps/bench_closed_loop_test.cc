@@ -73,6 +73,19 @@ TEST(ClosedLoop, KeepsEachClientBusyAndCountsTokensAndGaps) {
   EXPECT_NEAR(c.output_tokens_per_second, 8 * c.throughput, 1e-6);
 }
 
+TEST(ClosedLoop, DistinctPromptsPutANumberBeforeEachPrompt) {
+  ServedPipeline served(template_spec(), register_basic_nodes);
+  LoadOptions o = closed_loop(served.source->port(), 2, 0.2);
+  LoadResult same = run_closed_loop(o);
+  o.distinct_prompts = true;
+  LoadResult distinct = run_closed_loop(o);
+  // The fixture counts the prompt's words: "why", then "<tag>: why".
+  ASSERT_GT(same.classes[0].ok, 0u);
+  ASSERT_GT(distinct.classes[0].ok, 0u);
+  EXPECT_EQ(same.classes[0].prompt_tokens, same.classes[0].ok);
+  EXPECT_EQ(distinct.classes[0].prompt_tokens, 2 * distinct.classes[0].ok);
+}
+
 TEST(ClosedLoop, StreamsFromTheServingEngine) {
   const std::string model = std::string(SLUICE_SHARED_DIR) + "/models/stories260K.gguf";
   if (!std::filesystem::exists(model)) GTEST_SKIP() << "needs " << model << " (../shared)";
@@ -146,7 +159,7 @@ TEST(BenchFlags, ClosedLoopLevelsEndUpInTheJson) {
   ServedPipeline served(template_spec(), register_basic_nodes);
   std::string json_path = ::testing::TempDir() + "closed-loop.json";
   int rc = cli::bench({"--target", "127.0.0.1:" + std::to_string(served.source->port()), "--concurrency", "1,2", "--duration",
-                       "300ms", "--prompt", "why", "--temperature", "0", "--label", "t", "--json", json_path});
+                       "300ms", "--prompt", "why", "--temperature", "0", "--distinct-prompts", "--label", "t", "--json", json_path});
   ASSERT_EQ(rc, 0);
   std::ifstream f(json_path);
   nlohmann::json j = nlohmann::json::parse(f);
@@ -157,9 +170,11 @@ TEST(BenchFlags, ClosedLoopLevelsEndUpInTheJson) {
   const auto& c = j["levels"][1]["classes"][0];
   EXPECT_EQ(c["class"], "P0");  // the closed loop's default mix: one class
   EXPECT_GT(c["ok"].get<int>(), 0);
-  EXPECT_EQ(c["output_tokens"].get<int>(), 8 * c["ok"].get<int>());
+  // "You asked <tag>: why and here is the answer": 9 pieces, 8 gaps.
+  EXPECT_EQ(c["output_tokens"].get<int>(), 9 * c["ok"].get<int>());
   EXPECT_GT(c["output_tokens_per_second"].get<double>(), 0);
-  EXPECT_EQ(c["itl"]["n"].get<int>(), 7 * c["ok"].get<int>());
+  EXPECT_EQ(c["itl"]["n"].get<int>(), 8 * c["ok"].get<int>());
+  EXPECT_EQ(c["prompt_tokens"].get<int>(), 2 * c["ok"].get<int>());  // "<tag>: why"
 }
 
 }  // namespace
