@@ -142,7 +142,7 @@ double PriorityRouter::retry_after_locked(const ClassState& c, Nanos now) const 
   return std::clamp(seconds, 1.0, retry_after_max_);
 }
 
-Status PriorityRouter::token_budget_refusal_locked(std::size_t cls, std::int64_t tokens, Nanos now) const {
+Status PriorityRouter::token_budget_refusal_locked(std::size_t cls, std::int64_t tokens) const {
   Nanos target = classes_[cls].policy.target_ttft;
   if (!token_budget_ || target <= 0 || !prefill_rate_known_ || prefill_rate_ <= 0) return Status::Ok();
   std::int64_t ahead = 0;  // under strict priority, these start before the new request
@@ -198,7 +198,7 @@ Status PriorityRouter::admit(const RequestPtr& request, const std::string& sourc
                               "the queue of class '" + c.policy.name + "' is full (" + std::to_string(c.policy.max_queue) +
                                   " waiting, max_queue)",
                               AbortCause::kShed);
-    } else if (refusal = token_budget_refusal_locked(cls, tokens, now); refusal.ok()) {
+    } else if (refusal = token_budget_refusal_locked(cls, tokens); refusal.ok()) {
       ++c.reserved;
       c.reserved_tokens += tokens;
       ++c.counts.admitted;

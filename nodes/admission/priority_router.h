@@ -158,7 +158,7 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
   double retry_after_locked(const ClassState& c, Nanos now) const;
   bool shed_by_ladder_locked(std::size_t cls) const;
   // Empty when the token budget admits `tokens` more of class `cls`, else the refusal.
-  Status token_budget_refusal_locked(std::size_t cls, std::int64_t tokens, Nanos now) const;
+  Status token_budget_refusal_locked(std::size_t cls, std::int64_t tokens) const;
   void sample_prefill_rate_locked(Nanos now);
   void run_ticker();
 

@@ -11,6 +11,7 @@
 #include "graph/metrics.h"
 #include "graph/node.h"
 #include "graph/request.h"
+#include "sluice/admission.pb.h"
 
 namespace sluice::testing {
 
@@ -34,6 +35,18 @@ class EventSink : public ResponseSink {
   Status status;
   int completions = 0;
 };
+
+// The shedding ladder's schema defaults, which a config built in code does not get from the
+// loader.
+inline void set_schema_shedding(ShedLadderConfig& sh) {
+  sh.set_enabled(true);
+  sh.set_utilisation(0.9);
+  sh.set_recover_utilisation(0.75);
+  sh.mutable_sustain()->set_seconds(2);
+  sh.mutable_cooldown()->set_seconds(5);
+  sh.mutable_max_backlog()->set_seconds(10);
+  sh.mutable_evaluate_every()->set_nanos(250'000'000);
+}
 
 struct AdmissionFixture {
   ManualClock clock{100 * kNanosPerSecond};

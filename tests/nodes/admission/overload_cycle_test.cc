@@ -50,14 +50,7 @@ struct OverloadReplay : AdmissionFixture {
     rc.mutable_aging()->set_seconds(s.aging / kNanosPerSecond);
     rc.mutable_heartbeat_interval()->set_seconds(10);
     rc.mutable_retry_after_max()->set_seconds(120);
-    auto* sh = rc.mutable_shedding();
-    sh->set_enabled(true);
-    sh->set_utilisation(0.9);
-    sh->set_recover_utilisation(0.75);
-    sh->mutable_sustain()->set_seconds(2);
-    sh->mutable_cooldown()->set_seconds(5);
-    sh->mutable_max_backlog()->set_seconds(10);
-    sh->mutable_evaluate_every()->set_nanos(250'000'000);
+    testing::set_schema_shedding(*rc.mutable_shedding());
     auto* p0 = rc.add_classes();
     p0->set_name("P0");
     p0->set_max_queue(s.p0_queue);
@@ -194,7 +187,9 @@ TEST(OverloadReplay, P0RefusalsAtFourTimesLoadAreOneCycleOfP0ArrivalsOverMaxQueu
     // get the free slots and make up the second batch, and P0 arriving after them wait for the
     // third; that costs a few P0 in the second batch's cycle only.
     for (const auto& r : x.p0_refusals) {
-      if (r.batch != 2) EXPECT_EQ(r.arrived, 100) << "seed " << seed << ", batch " << r.batch;
+      if (r.batch != 2) {
+        EXPECT_EQ(r.arrived, 100) << "seed " << seed << ", batch " << r.batch;
+      }
     }
     // No P0 waits past the batch after it: at most one cycle, plus the first batch of one
     // (400ms) that starts an idle stage.

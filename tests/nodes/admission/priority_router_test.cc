@@ -19,16 +19,7 @@ struct RouterHarness : AdmissionFixture {
     if (!config.has_heartbeat_interval()) config.mutable_heartbeat_interval()->set_seconds(10);
     if (!config.has_retry_after_max()) config.mutable_retry_after_max()->set_seconds(120);
     if (config.strict_above() == 0) config.set_strict_above(0.9);
-    auto* sh = config.mutable_shedding();
-    if (!sh->has_sustain()) {
-      sh->set_enabled(true);
-      sh->set_utilisation(0.9);
-      sh->set_recover_utilisation(0.75);
-      sh->mutable_sustain()->set_seconds(2);
-      sh->mutable_cooldown()->set_seconds(5);
-      sh->mutable_max_backlog()->set_seconds(10);
-      sh->mutable_evaluate_every()->set_nanos(250'000'000);
-    }
+    if (!config.shedding().has_sustain()) testing::set_schema_shedding(*config.mutable_shedding());
     router = std::make_unique<PriorityRouter>(config, context("router"));
   }
   // Admits and hands the request to the router; returns the admission status.
@@ -201,14 +192,20 @@ TEST(PriorityRouter, WeightedFairShareWhenCapacityIsFree) {
   EXPECT_EQ(per_class[2], 1);
 }
 
+// The one slot taken and the router measured busy: strict priority from now on.
+RequestPtr hold_the_slot_until_strict(RouterHarness& h) {
+  auto hold = h.request(0).first;
+  EXPECT_TRUE(h.submit(hold).ok());
+  h.clock.advance(300 * kNanosPerMilli);
+  h.router->tick(h.clock.now());
+  return hold;
+}
+
 TEST(PriorityRouter, AgingKeepsTheLowestClassFromStarving) {
   PriorityRouterConfig c;
   c.set_strict_above(0.01);
   RouterHarness h(c);
-  auto [hold, s0] = h.request(0);
-  ASSERT_TRUE(h.submit(hold).ok());
-  h.clock.advance(300 * kNanosPerMilli);
-  h.router->tick(h.clock.now());  // busy: strict from now on
+  RequestPtr hold = hold_the_slot_until_strict(h);
   auto [old, s1] = h.request(2);
   ASSERT_TRUE(h.submit(old).ok());
   h.clock.advance(20 * kNanosPerSecond);  // two aging steps: P2 now ranks as P0
@@ -224,10 +221,7 @@ TEST(PriorityRouter, AgedWorkPassesWaitingP0OnlyWithinItsShareOfSlots) {
   c.set_strict_above(0.01);
   c.set_aging_share(0.25);
   RouterHarness h(c);
-  auto [hold, s0] = h.request(0);
-  ASSERT_TRUE(h.submit(hold).ok());
-  h.clock.advance(300 * kNanosPerMilli);
-  h.router->tick(h.clock.now());  // busy: strict from now on
+  hold_the_slot_until_strict(h);
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(h.submit(h.request(2).first).ok());
   h.clock.advance(20 * kNanosPerSecond);  // the P2 now rank as P0, and are older
   for (int i = 0; i < 8; ++i) ASSERT_TRUE(h.submit(h.request(0).first).ok());
@@ -364,7 +358,9 @@ PriorityRouterConfig token_budget_config() {
 // ladder interval), for `intervals`: a measured prefill rate of exactly 100 tokens/s.
 void run_saturated(RouterHarness& h, int intervals) {
   for (int i = 0; i < intervals + 1; ++i) {
-    if (h.dispatched.empty()) ASSERT_TRUE(h.submit(h.request_with_prompt(2, 100)).ok());
+    if (h.dispatched.empty()) {
+      ASSERT_TRUE(h.submit(h.request_with_prompt(2, 100)).ok());
+    }
     ASSERT_TRUE(h.submit(h.request_with_prompt(2, 100)).ok());  // keeps one queued behind
   }
   for (int i = 0; i < intervals; ++i) {
