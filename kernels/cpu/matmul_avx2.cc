@@ -12,21 +12,21 @@
 // tests/kernels/cpu/matmul_test.cc (BatchInvariance) checks it.
 #include <immintrin.h>
 
-#include <algorithm>
 
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/matmul_tiles.h"
 #include "kernels/cpu/quant_blocks.h"
 
 namespace sluice::kernels::detail {
 namespace {
 
-constexpr int64_t kTokenBlock = 32;  // tokens whose activations stay in L2 while rows stream
 // 2 rows x 4 tokens: 8 accumulators plus the shared operands fit the 16 ymm registers, and the
-// per-block weight work (Q4_0 unpacking especially) is shared by 4 tokens. Measured on Zen 3
-// against 4x2, 3x3, 4x4 and 3x4: as fast or faster for every type (bench in docs/benchmarks.md).
+// per-block weight work (Q4_0 unpacking especially) is shared by 4 tokens. In CPU-time
+// microbenchmarks on Zen 3 (4x2, 3x3, 4x4, 3x4 also tried) it was fastest or within noise for
+// every type. Decoding: 4 rows beat 8 (whose 24 live registers spill) and 1.
 constexpr int kRows = 2;          // rows per tile when n > 1
 constexpr int kMaxTokens = 4;     // tokens per tile; remainders run 3-, 2-, 1-token tiles
-constexpr int kDecodeRows = 8;    // rows per tile when n == 1: more weight streams in flight
+constexpr int kDecodeRows = 4;    // rows per tile when n == 1: twice the weight streams; 8 spills
 // Weight rows stream from DRAM once per token in decoding; prefetching this far ahead keeps
 // enough lines in flight for one core to approach the memory bandwidth.
 constexpr int64_t kPrefetchBytes = 4096;
@@ -190,30 +190,8 @@ struct QuantTiles {
   }
 };
 
-// Full NT-token tiles, then the remainder with narrower tiles (same per-pair arithmetic).
-template <class Tiles, int R, int NT = kMaxTokens>
-inline void run_tokens(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t r,
-                       int64_t tb, int64_t te, float* y) {
-  int64_t t = tb;
-  for (; t + NT <= te; t += NT) Tiles::template run<R, NT>(w, x, xq, r, t, y);
-  if constexpr (NT > 1) {
-    if (t < te) run_tokens<Tiles, R, NT - 1>(w, x, xq, r, t, te, y);
-  }
-}
-
 template <class Tiles>
-void rows_kernel(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n,
-                 int64_t r0, int64_t r1, float* y) {
-  for (int64_t tb = 0; tb < n; tb += kTokenBlock) {
-    const int64_t te = std::min(n, tb + kTokenBlock);
-    int64_t r = r0;
-    if (n == 1) {  // decoding: memory-bound, so more rows (weight streams) per step
-      for (; r + kDecodeRows <= r1; r += kDecodeRows) run_tokens<Tiles, kDecodeRows>(w, x, xq, r, tb, te, y);
-    }
-    for (; r + kRows <= r1; r += kRows) run_tokens<Tiles, kRows>(w, x, xq, r, tb, te, y);
-    for (; r < r1; ++r) run_tokens<Tiles, 1>(w, x, xq, r, tb, te, y);
-  }
-}
+constexpr RowsKernel rows_kernel = tiled_rows_kernel<Tiles, kRows, kDecodeRows, kMaxTokens>;
 
 // Same contract and rounding as scalar_quantize_q8: amax / 127 as the scale, x * (1 / d)
 // rounded to nearest even (the default MXCSR mode), -8 * sum(q) for the Q4_0 offset.

@@ -6,12 +6,12 @@
 #include <algorithm>
 
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/matmul_tiles.h"
 #include "kernels/cpu/quant_blocks.h"
 
 namespace sluice::kernels::detail {
 namespace {
 
-constexpr int64_t kTokenBlock = 32;  // tokens whose activations stay in L2 while rows stream
 // Weight rows stream from DRAM once per token in decoding; the hardware prefetcher alone does
 // not keep enough lines in flight for one core to reach the memory bandwidth.
 #ifndef SLUICE_PREFETCH_BYTES
@@ -260,32 +260,8 @@ struct Q4Tiles {
   }
 };
 
-template <class Tiles, int R>
-inline void run_tokens(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t r,
-                       int64_t tb, int64_t te, float* y) {
-  int64_t t = tb;
-  for (; t + 4 <= te; t += 4) Tiles::template run<R, 4>(w, x, xq, r, t, y);
-  switch (te - t) {
-    case 3: Tiles::template run<R, 3>(w, x, xq, r, t, y); break;
-    case 2: Tiles::template run<R, 2>(w, x, xq, r, t, y); break;
-    case 1: Tiles::template run<R, 1>(w, x, xq, r, t, y); break;
-    default: break;
-  }
-}
-
 template <class Tiles>
-void rows_kernel(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n,
-                 int64_t r0, int64_t r1, float* y) {
-  for (int64_t tb = 0; tb < n; tb += kTokenBlock) {
-    const int64_t te = std::min(n, tb + kTokenBlock);
-    int64_t r = r0;
-    if (n == 1) {  // decoding: more rows in flight per step, memory-bound
-      for (; r + 8 <= r1; r += 8) run_tokens<Tiles, 8>(w, x, xq, r, tb, te, y);
-    }
-    for (; r + 4 <= r1; r += 4) run_tokens<Tiles, 4>(w, x, xq, r, tb, te, y);
-    for (; r < r1; ++r) run_tokens<Tiles, 1>(w, x, xq, r, tb, te, y);
-  }
-}
+constexpr RowsKernel rows_kernel = tiled_rows_kernel<Tiles, 4, 8, 4>;  // 4 rows (8 decoding) x 4 tokens
 
 void quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* neg8sum) {
   const __m512 sign_off = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));

@@ -120,8 +120,8 @@ TEST(Matmul, ThreadedRunnerMatchesSingleThread) {
 
 // Batch invariance, which the serving engine relies on: one token's output row must be
 // bit-identical whatever n is and wherever the token sits in the batch, i.e. whichever tile
-// shape (rows x tokens, remainder tiles included) computed it. 13 rows exercise the 8-row
-// (n == 1), 4- and 2-row and 1-row tiles; 3 to 38 tokens the full 4-token tiles, the 3-, 2- and
+// shape (rows x tokens, remainder tiles included) computed it. 13 rows exercise the decoding
+// (n == 1) row tiles, the batch row tiles and the 1-row remainder; 3 to 38 tokens the full 4-token tiles, the 3-, 2- and
 // 1-token remainders, and tokens past the 32-token block.
 TEST(Matmul, OneTokensOutputIsBitIdenticalWhateverTheBatch) {
   const int64_t rows = 13;
