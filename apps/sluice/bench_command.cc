@@ -278,22 +278,20 @@ int bench(const Args& args) {
     }
   }
   std::vector<bench::LoadResult> levels;
-  if (closed_loop) {
-    for (int n : concurrency) {
-      o.concurrency = n;
-      std::fprintf(stderr, "sluice bench: %s: %d concurrent streams for %gs ...\n", label.c_str(), n, o.duration_seconds);
+  const std::size_t level_count = closed_loop ? concurrency.size() : rates.size();
+  for (std::size_t i = 0; i < level_count; ++i) {
+    if (closed_loop) {
+      o.concurrency = concurrency[i];
+      std::fprintf(stderr, "sluice bench: %s: %d concurrent streams for %gs ...\n", label.c_str(), o.concurrency, o.duration_seconds);
       levels.push_back(bench::run_closed_loop(o));
       print_closed_level(label, levels.back());
-      std::fflush(stdout);
-    }
-  } else {
-    for (double rate : rates) {
-      o.rate = rate;
-      std::fprintf(stderr, "sluice bench: %s: %.1f req/s for %gs ...\n", label.c_str(), rate, o.duration_seconds);
+    } else {
+      o.rate = rates[i];
+      std::fprintf(stderr, "sluice bench: %s: %.1f req/s for %gs ...\n", label.c_str(), o.rate, o.duration_seconds);
       levels.push_back(bench::run_open_loop(o));
       print_open_level(label, levels.back());
-      std::fflush(stdout);
     }
+    std::fflush(stdout);
   }
   if (!json.empty()) {
     std::ofstream f(json);
