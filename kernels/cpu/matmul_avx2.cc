@@ -23,10 +23,11 @@ namespace {
 // 2 rows x 4 tokens: 8 accumulators plus the shared operands fit the 16 ymm registers, and the
 // per-block weight work (Q4_0 unpacking especially) is shared by 4 tokens. In CPU-time
 // microbenchmarks on Zen 3 (4x2, 3x3, 4x4, 3x4 also tried) it was fastest or within noise for
-// every type. Decoding: 4 rows beat 8 (whose 24 live registers spill) and 1.
+// every type. Decoding (n == 1, DRAM-bound): one row per tile read weights fastest (Q8_0
+// 10.4 GB/s vs 6.0 for 4 rows, 8 rows slower still: its 24 live registers spill).
 constexpr int kRows = 2;          // rows per tile when n > 1
 constexpr int kMaxTokens = 4;     // tokens per tile; remainders run 3-, 2-, 1-token tiles
-constexpr int kDecodeRows = 4;    // rows per tile when n == 1: twice the weight streams; 8 spills
+constexpr int kDecodeRows = 1;    // rows per tile when n == 1 (one weight stream, prefetched)
 // Weight rows stream from DRAM once per token in decoding; prefetching this far ahead keeps
 // enough lines in flight for one core to approach the memory bandwidth.
 constexpr int64_t kPrefetchBytes = 4096;
