@@ -12,7 +12,8 @@
 //     submission to its first token.
 //
 //   engine_bench --synth 110m:q8_0 [-t 2] [--streams 1,4,8,16] [--prompt 128] [--gen 128]
-//                [--reps 3] [--prefix 2000] [--itl-streams 8] [--interleaved 32] [MODEL.gguf]
+//                [--reps 3] [--prefix 2000] [--itl-streams 8] [--interleaved 32] [--slack 0.8]
+//                [--only-itl] [MODEL.gguf]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -131,6 +132,7 @@ double single_stream_generator(const LlamaModel& model, int threads, int prompt,
 int main(int argc, char** argv) {
   int threads = 2, prompt = 128, gen = 128, reps = 3, prefix = 2000, itl_streams = 8, interleaved = 32;
   double slack = 0.8;
+  bool run_throughput = true, run_prefix = true;
   std::vector<int> stream_counts = {1, 4, 8, 16};
   std::string model_path, synth, dir = "/tmp/sluice-synth";
   for (int i = 1; i < argc; ++i) {
@@ -144,6 +146,7 @@ int main(int argc, char** argv) {
     else if (a == "--itl-streams") itl_streams = std::stoi(next());
     else if (a == "--interleaved") interleaved = std::stoi(next());
     else if (a == "--slack") slack = std::stod(next());
+    else if (a == "--only-itl") run_throughput = run_prefix = false;
     else if (a == "--synth") synth = next();
     else if (a == "--streams") {
       stream_counts.clear();
@@ -180,6 +183,7 @@ int main(int argc, char** argv) {
   std::printf("model %s, %d threads, prompt %d, gen %d, %d reps (median)\n\n", model_path.c_str(), threads, prompt, gen, reps);
 
   // 1. Aggregate generation.
+  if (run_throughput) {
   std::vector<double> solo;
   for (int r = 0; r < reps; ++r) solo.push_back(single_stream_generator(*model, threads, prompt, gen, rng));
   const double solo_rate = median(solo);
@@ -191,9 +195,10 @@ int main(int argc, char** argv) {
     std::printf("| %d | %.1f | %.1f | %.2fx |\n", streams, m, m / streams, m / solo_rate);
     std::fflush(stdout);
   }
+  }
 
   // 2. Prefix reuse.
-  {
+  if (run_prefix) {
     std::vector<double> cold, warm;
     ServingEngine engine(*model, o);
     auto ttft = [&](std::vector<int32_t> tokens) {
@@ -231,8 +236,9 @@ int main(int argc, char** argv) {
         engine.submit(bench_request(random_tokens(rng, 32, model->config().vocab_size, model->tokenizer().bos()), 600,
                                     &s[size_t(i)], &latch));
       std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-      // Steady state: every stream has produced its first token and a few more.
-      Steady::time_point all_started = Steady::now();
+      // Steady state: every stream has produced its first token; then a baseline window.
+      const Steady::time_point all_started = Steady::now();
+      std::this_thread::sleep_for(std::chrono::milliseconds(3000));
       Stream big;
       big.submitted = Steady::now();
       engine.submit(bench_request(random_tokens(rng, prefix, model->config().vocab_size, model->tokenizer().bos()), 4,
