@@ -13,7 +13,7 @@
 //
 //   engine_bench --synth 110m:q8_0 [-t 2] [--streams 1,4,8,16] [--prompt 128] [--gen 128]
 //                [--reps 3] [--prefix 2000] [--itl-streams 8] [--interleaved 32] [--slack 0.8]
-//                [--only-itl] [MODEL.gguf]
+//                [--min-chunk 4] [--only-itl] [MODEL.gguf]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -132,6 +132,7 @@ double single_stream_generator(const LlamaModel& model, int threads, int prompt,
 int main(int argc, char** argv) {
   int threads = 2, prompt = 128, gen = 128, reps = 3, prefix = 2000, itl_streams = 8, interleaved = 32;
   double slack = 0.8;
+  int min_chunk = 4;
   bool run_throughput = true, run_prefix = true;
   std::vector<int> stream_counts = {1, 4, 8, 16};
   std::string model_path, synth, dir = "/tmp/sluice-synth";
@@ -147,6 +148,7 @@ int main(int argc, char** argv) {
     else if (a == "--interleaved") interleaved = std::stoi(next());
     else if (a == "--slack") slack = std::stod(next());
     else if (a == "--only-itl") run_throughput = run_prefix = false;
+    else if (a == "--min-chunk") min_chunk = std::stoi(next());
     else if (a == "--synth") synth = next();
     else if (a == "--streams") {
       stream_counts.clear();
@@ -178,6 +180,7 @@ int main(int argc, char** argv) {
   o.context = 4096;
   o.interleaved_prefill = interleaved;
   o.prefill_itl_slack = slack;
+  o.min_prefill_chunk = min_chunk;
   o.model_id = model_path;
   o.kv_budget_bytes = size_t(2) << 30;
   std::printf("model %s, %d threads, prompt %d, gen %d, %d reps (median)\n\n", model_path.c_str(), threads, prompt, gen, reps);
@@ -256,8 +259,8 @@ int main(int argc, char** argv) {
       during_p99.push_back(percentile(during, 0.99));
       long_ttft.push_back(secs(big.submitted, big.first));
     }
-    std::printf("\nlong prompt admission (%d tokens, interleaved_prefill %d, slack %.2f) beside %d decoding streams:\n",
-                prefix, interleaved, slack, itl_streams);
+    std::printf("\nlong prompt admission (%d tokens, interleaved_prefill %d, slack %.2f, min chunk %d) beside %d decoding streams:\n",
+                prefix, interleaved, slack, min_chunk, itl_streams);
     std::printf("  ITL P50 before %.1f ms; while admitting P50 %.1f ms, P99 %.1f ms; P99/P50(before) %.2f; long prompt TTFT %.2f s\n",
                 1e3 * median(base_p50), 1e3 * median(during_p50), 1e3 * median(during_p99),
                 median(during_p99) / median(base_p50), median(long_ttft));
