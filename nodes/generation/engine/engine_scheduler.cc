@@ -130,7 +130,7 @@ void EngineScheduler::insert_waiting(SeqPtr seq) {
 StepReport EngineScheduler::step() {
   StepReport report;
   drop_cancelled();
-  report.admitted = admit();
+  report.admitted = admit(report);
   std::vector<Planned> planned;
   plan(planned, report);
   if (!planned.empty()) {
@@ -165,7 +165,7 @@ void EngineScheduler::drop_cancelled() {
   retire_finished();
 }
 
-int EngineScheduler::admit() {
+int EngineScheduler::admit(StepReport& report) {
   int admitted = 0;
   for (size_t i = 0; i < waiting_.size();) {
     Sequence& cand = *waiting_[i];
@@ -177,9 +177,10 @@ int EngineScheduler::admit() {
       Sequence* victim = least_urgent_running(&cand, nullptr);
       if (!victim) break;  // every running sequence is at least as urgent
       preempt(*victim);
+      ++report.preempted;
       continue;  // the victim re-entered waiting_ behind cand: indexes before i are unchanged
     }
-    if (!admit_one(waiting_[i])) break;  // no KV memory even after preempting less urgent work
+    if (!admit_one(waiting_[i], report)) break;  // no KV memory even after preempting less urgent work
     running_.push_back(std::move(waiting_[i]));
     waiting_.erase(waiting_.begin() + std::ptrdiff_t(i));
     ++admitted;
@@ -187,7 +188,7 @@ int EngineScheduler::admit() {
   return admitted;
 }
 
-bool EngineScheduler::admit_one(SeqPtr& seq) {
+bool EngineScheduler::admit_one(SeqPtr& seq, StepReport& report) {
   Sequence& s = *seq;
   // Keys and values already cached for this prefix; the last token is always recomputed, as
   // its logits are needed.
@@ -207,6 +208,7 @@ bool EngineScheduler::admit_one(SeqPtr& seq) {
       return false;
     }
     preempt(*victim);
+    ++report.preempted;
   }
   s.result.reused_tokens = int(s.computed);
   if (!s.admitted_once) {

@@ -119,8 +119,8 @@ class EngineScheduler {
   int cap_of(int cls) const;
   void insert_waiting(SeqPtr seq);
   void drop_cancelled();
-  int admit();
-  bool admit_one(SeqPtr& seq);
+  int admit(StepReport& report);
+  bool admit_one(SeqPtr& seq, StepReport& report);
   void plan(std::vector<Planned>& planned, StepReport& report);
   int prefill_budget(int decoders) const;
   void learn_step_costs(const StepReport& report, int decoders);

@@ -15,6 +15,7 @@
 
 #include "nodes/builtin_nodes.h"
 #include "tests/connectors/http/served_pipeline.h"
+#include "tests/support/scoped_env.h"
 #include "tests/connectors/http/test_client.h"
 
 namespace sluice::http::testing {
@@ -29,22 +30,6 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-// Sets environment variables for one test, restoring them after.
-class ScopedEnv {
- public:
-  void set(const char* name, const std::string& value) {
-    const char* old = std::getenv(name);
-    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-    value.empty() ? unsetenv(name) : setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it)
-      it->second ? setenv(it->first, it->second->c_str(), 1) : unsetenv(it->first);
-  }
-
- private:
-  std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
-};
 
 struct DefaultPipeline {
   explicit DefaultPipeline(const std::string& model) {
@@ -96,7 +81,7 @@ struct DefaultPipeline {
     return c.read_response().body;
   }
 
-  ScopedEnv env;
+  sluice::testing::ScopedEnv env;
   std::string kb;
   std::unique_ptr<ServedPipeline> served;
 };

@@ -9,6 +9,7 @@
 #include "graph/batch.h"
 #include "nodes/generation/generate_node.h"
 #include "nodes/generation/prompt_node.h"
+#include "tests/support/scoped_env.h"
 #include "test_models.h"
 
 namespace sluice::generation {
@@ -141,9 +142,7 @@ TEST(GenerateNode, APromptLongerThanTheContextFailsWithAClearError) {
 }
 
 TEST(GenerateNode, WithoutAModelAnOptionalNodePassesRequestsOn) {
-  const char* old = std::getenv("SLUICE_MODEL");
-  const std::string saved = old ? old : "";
-  unsetenv("SLUICE_MODEL");
+  sluice::testing::ScopedEnv no_model("SLUICE_MODEL", nullptr);
   GenerateConfig c;
   EXPECT_THROW(generate_options_from(c, "/pipes"), std::invalid_argument);  // required by default
   c.set_optional(true);
@@ -158,7 +157,6 @@ TEST(GenerateNode, WithoutAModelAnOptionalNodePassesRequestsOn) {
   f.run(node, {r});
   EXPECT_TRUE(r->active()) << "left for the next node";
   EXPECT_FALSE(sink->completed);
-  if (old) setenv("SLUICE_MODEL", saved.c_str(), 1);
 }
 
 TEST(GenerateNode, RetrievalOnlyRequestsPassOnToTheAnswerNode) {

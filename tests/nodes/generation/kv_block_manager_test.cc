@@ -85,7 +85,6 @@ TEST_F(Fixture, APartialMatchInsideABlockGetsAPrivateCopy) {
 TEST_F(Fixture, WritingASharedOrPublishedBlockCopiesItFirst) {
   const auto tokens = seq(10, 4);
   auto a = computed_sequence(7, tokens);
-  std::vector<int32_t> b = {a[0]};
   PrefixMatch m = blocks.match(7, tokens.data(), 4, 4);
   ASSERT_EQ(m.blocks.size(), 1u);
   ASSERT_TRUE(blocks.make_writable(m.blocks, 0));
@@ -101,12 +100,10 @@ TEST_F(Fixture, IdenticalBlocksPublishedTwiceAreDeduplicated) {
   const auto tokens = seq(10, 4);
   auto a = computed_sequence(7, tokens);
   std::vector<int32_t> b = {blocks.allocate()};
-  const int32_t own = b[0];
   blocks.publish(7, b, 0, tokens.data());
   EXPECT_EQ(b[0], a[0]);
   EXPECT_EQ(blocks.references(a[0]), 2);
   EXPECT_EQ(blocks.stats().free, 7);  // the duplicate went back
-  (void)own;
 }
 
 TEST_F(Fixture, TenantsNeverShareBlocks) {
@@ -134,8 +131,7 @@ TEST_F(Fixture, EvictionTakesIdleBlocksLeastRecentlyUsedAndTailsFirst) {
 TEST_F(Fixture, EvictingAParentDropsItsCachedDescendants) {
   const auto tokens = seq(10, 12);
   auto a = computed_sequence(7, tokens);
-  // Touch the root last so it is the most recent... then make it the LRU victim directly by
-  // releasing root-first (unlike release_all).
+  // Released root first (unlike release_all), so the root is the least recently used.
   for (int32_t b : a) blocks.release(b);
   std::vector<int32_t> held;
   for (int i = 0; i < 5; ++i) held.push_back(blocks.allocate());

@@ -2,6 +2,7 @@
 // with numbered citations behind a byte-stable system part; limits, no hits, broken hits, and
 // configuration errors, including through the pipeline loader and the node registry.
 #include "nodes/generation/prompt_node.h"
+#include "tests/support/scoped_env.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -211,18 +212,6 @@ TEST(PromptNode, SchemaDefaultsArriveWithRealLineBreaks) {
   EXPECT_EQ(o.chat_template, ChatTemplate::kZephyr);
 }
 
-// Sets or unsets SLUICE_MODEL for one test, restoring it after.
-class ScopedModelEnv {
- public:
-  explicit ScopedModelEnv(const char* value) {
-    if (const char* old = std::getenv("SLUICE_MODEL")) old_ = old;
-    value ? setenv("SLUICE_MODEL", value, 1) : unsetenv("SLUICE_MODEL");
-  }
-  ~ScopedModelEnv() { old_ ? setenv("SLUICE_MODEL", old_->c_str(), 1) : unsetenv("SLUICE_MODEL"); }
-
- private:
-  std::optional<std::string> old_;
-};
 
 // The message prompt_options_from refuses `config` with.
 std::string config_error(const std::string& config) {
@@ -237,7 +226,7 @@ TEST(PromptNode, ConfigErrorsNameTheField) {
   EXPECT_THAT(config_error("{chat_template: mistral}"), StartsWith("chat_template: unknown chat template 'mistral'"));
   {
     // No model anywhere: nothing generates, so auto is plain (the default pipeline without SLUICE_MODEL).
-    ScopedModelEnv no_model(nullptr);
+    sluice::testing::ScopedEnv no_model("SLUICE_MODEL", nullptr);
     EXPECT_EQ(options_from_yaml("{}").chat_template, ChatTemplate::kPlain);
   }
   EXPECT_THAT(config_error("{model: /nonexistent/m.gguf}"), StartsWith("model: /nonexistent/m.gguf"));
@@ -250,7 +239,7 @@ TEST(PromptNode, AutoReadsTheModelFilesTemplate) {
   writer.write(path);
   EXPECT_EQ(options_from_yaml("{model: " + path + "}").chat_template, ChatTemplate::kChatml);
   {
-    ScopedModelEnv model(path.c_str());
+    sluice::testing::ScopedEnv model("SLUICE_MODEL", path.c_str());
     EXPECT_EQ(options_from_yaml("{}").chat_template, ChatTemplate::kChatml);
   }
   std::filesystem::remove(path);
