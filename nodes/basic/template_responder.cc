@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cctype>
 
+#include "graph/placeholders.h"
+
 namespace sluice {
 
 std::vector<std::string> split_into_pieces(const std::string& text) {
@@ -50,6 +52,7 @@ TemplateResponder::TemplateResponder(const TemplateResponderConfig& config, cons
     : text_(config.text()),
       interval_(static_cast<Nanos>(config.token_interval().seconds()) * kNanosPerSecond + config.token_interval().nanos()),
       clock_(ctx.clock) {
+  check_placeholders("text", text_, {{"input", ""}});
   if (interval_ > 0) timer_ = std::thread([this] { run_timer(); });
 }
 
@@ -61,10 +64,8 @@ std::shared_ptr<TemplateResponder::Stream> TemplateResponder::make_stream(const 
   s->request = r;
   s->batch = batch;
   std::string query = r->input().query();
-  std::string text = text_;
-  for (std::size_t at = text.find("{{input}}"); at != std::string::npos; at = text.find("{{input}}", at + query.size())) {
-    text.replace(at, 9, query);
-  }
+  std::string text;
+  fill_placeholders(text_, {{"input", query}}, text);  // checked at construction
   s->pieces = split_into_pieces(text);
   int max_tokens = r->input().sampling.max_tokens;
   if (max_tokens >= 0 && static_cast<std::size_t>(max_tokens) < s->pieces.size()) {

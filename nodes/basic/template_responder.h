@@ -2,7 +2,9 @@
 // pipeline file, streamed word by word, so the HTTP intake, SSE framing, cancellation and
 // metrics can be exercised before (and independently of) a real generator.
 //
-// "{{input}}" in the text is replaced by the request's query (its last user message). Each
+// "{{input}}" in the text is replaced by the request's query (its last user message), with the
+// placeholder rules of graph/placeholders.h: any other or an unclosed placeholder is refused at
+// construction (std::invalid_argument naming `text`). Each
 // streamed piece is a word with its leading whitespace. `max_tokens` truncates the answer
 // (finish_reason "length"). With `token_interval` 0 the answer is emitted at once on the
 // calling worker; otherwise a single timer thread paces every open stream, so thousands of

@@ -25,25 +25,30 @@ std::string_view strip(std::string_view s) {
   return s;
 }
 
-std::string render_plain(const std::vector<ChatMessage>& messages) {
-  std::string out;
+// Content (a message, a role name) is literal text; markup goes in as markers, which the
+// tokenizer turns into control tokens where the vocabulary has them (prompt_text.h).
+PromptText render_plain(const std::vector<ChatMessage>& messages) {
+  PromptText out;
+  bool first = true;
   for (const auto& m : messages) {
     if (m.content.empty()) continue;
-    if (!out.empty()) out += "\n\n";
-    out += m.content;
+    if (!first) out.append_literal("\n\n");
+    first = false;
+    out.append_literal(m.content);
   }
   return out;
 }
 
-std::string render_llama2(const std::vector<ChatMessage>& messages) {
-  std::string out;
+PromptText render_llama2(const std::vector<ChatMessage>& messages) {
+  PromptText out;
   std::string system;  // waits for the next user turn's <<SYS>> block
   bool first_turn = true;
   auto open_turn = [&] {
-    out += first_turn ? "[INST] " : "<s>[INST] ";  // the first <s> is the generator's BOS
+    if (!first_turn) out.append_marker("<s>");  // the first <s> is the generator's BOS
+    out.append_marker("[INST]").append_literal(" ");
     first_turn = false;
     if (!system.empty()) {
-      out += "<<SYS>>\n" + system + "\n<</SYS>>\n\n";
+      out.append_marker("<<SYS>>").append_literal("\n" + system + "\n").append_marker("<</SYS>>").append_literal("\n\n");
       system.clear();
     }
   };
@@ -55,42 +60,39 @@ std::string render_llama2(const std::vector<ChatMessage>& messages) {
         break;
       case Role::kUser:
         open_turn();
-        out += strip(m.content);
-        out += " [/INST]";
+        out.append_literal(strip(m.content)).append_literal(" ").append_marker("[/INST]");
         break;
       case Role::kAssistant:
-        out += " ";
-        out += strip(m.content);
-        out += " </s>";
+        out.append_literal(" ").append_literal(strip(m.content)).append_literal(" ").append_marker("</s>");
         break;
     }
   }
   if (!system.empty()) {  // a system message with no user turn after it
     open_turn();
-    out += " [/INST]";
+    out.append_literal(" ").append_marker("[/INST]");
   }
   return out;
 }
 
-std::string render_chatml(const std::vector<ChatMessage>& messages) {
-  std::string out;
+PromptText render_chatml(const std::vector<ChatMessage>& messages) {
+  PromptText out;
   for (const auto& m : messages) {
-    out += "<|im_start|>";
-    out += m.role == "developer" ? "system" : m.role;
-    out += "\n" + m.content + "<|im_end|>\n";
+    out.append_marker("<|im_start|>");
+    out.append_literal(m.role == "developer" ? "system" : m.role);
+    out.append_literal("\n").append_literal(m.content).append_marker("<|im_end|>").append_literal("\n");
   }
-  out += "<|im_start|>assistant\n";
+  out.append_marker("<|im_start|>").append_literal("assistant\n");
   return out;
 }
 
-std::string render_zephyr(const std::vector<ChatMessage>& messages) {
-  static constexpr const char* kRoleTag[] = {"<|system|>\n", "<|user|>\n", "<|assistant|>\n"};
-  std::string out;
+PromptText render_zephyr(const std::vector<ChatMessage>& messages) {
+  static constexpr const char* kRoleTag[] = {"<|system|>", "<|user|>", "<|assistant|>"};
+  PromptText out;
   for (const auto& m : messages) {
-    out += kRoleTag[static_cast<int>(role_of(m))];
-    out += m.content + "</s>\n";
+    out.append_marker(kRoleTag[static_cast<int>(role_of(m))]).append_literal("\n");
+    out.append_literal(m.content).append_marker("</s>").append_literal("\n");
   }
-  out += "<|assistant|>\n";
+  out.append_marker("<|assistant|>").append_literal("\n");
   return out;
 }
 
@@ -130,7 +132,7 @@ std::string_view model_chat_template(const GgufFile& file) {
   return file.find_string("tokenizer.chat_template").value_or(std::string_view());
 }
 
-std::string render_chat(const std::vector<ChatMessage>& messages, ChatTemplate t) {
+PromptText render_chat(const std::vector<ChatMessage>& messages, ChatTemplate t) {
   switch (t) {
     case ChatTemplate::kPlain: return render_plain(messages);
     case ChatTemplate::kLlama2: return render_llama2(messages);
@@ -140,8 +142,8 @@ std::string render_chat(const std::vector<ChatMessage>& messages, ChatTemplate t
   return render_plain(messages);
 }
 
-std::string request_prompt(const RequestInput& input, ChatTemplate t) {
-  return input.kind == RequestInput::Kind::kChat ? render_chat(input.messages, t) : input.prompt;
+PromptText request_prompt(const RequestInput& input, ChatTemplate t) {
+  return input.kind == RequestInput::Kind::kChat ? render_chat(input.messages, t) : PromptText(input.prompt);
 }
 
 ChatTemplate chat_template_for(std::string_view name, std::string_view field, const std::string& configured_model,

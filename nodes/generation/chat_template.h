@@ -18,8 +18,10 @@
 //
 // `auto` in a config picks a template from the model's tokenizer.chat_template (Jinja text) by
 // its markers, as llama.cpp does without running Jinja; unrecognised or absent means plain.
-// Markers written as text ("<|im_start|>", "</s>") are only special tokens if the tokenizer
-// maps them to their ids; the Llama tokenizer here encodes them as text.
+// Rendering yields a PromptText: the template's markers ("<|im_start|>", "</s>", "[INST]", the
+// later turns' "<s>") as marker parts, every message's content and role name as literal parts.
+// The tokenizer encodes a marker that is a control token of the model's vocabulary as that
+// token and everything else as text, so message content can never inject a control token.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "graph/request.h"
+#include "nodes/generation/prompt_text.h"
 
 namespace sluice::generation {
 
@@ -52,11 +55,11 @@ ChatTemplate detect_chat_template(std::string_view jinja);
 std::string_view model_chat_template(const GgufFile& file);
 
 // The messages rendered with `t`, ready for the assistant's reply.
-std::string render_chat(const std::vector<ChatMessage>& messages, ChatTemplate t);
+PromptText render_chat(const std::vector<ChatMessage>& messages, ChatTemplate t);
 
 // The prompt a request asks the model to continue: a chat request's messages rendered with
-// `t`; a completion's (or retrieval's) prompt as given, since it is already raw model text.
-std::string request_prompt(const RequestInput& input, ChatTemplate t);
+// `t`; a completion's (or retrieval's) prompt as given, all literal: it is the client's text.
+PromptText request_prompt(const RequestInput& input, ChatTemplate t);
 
 // A node config's chat template: `name` as chat_template_from_config reads it, where `auto`
 // reads the template of the node's model (configured path, else SLUICE_MODEL, relative to

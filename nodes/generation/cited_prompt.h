@@ -10,8 +10,9 @@
 //      are none; then `question_template` ({{question}}) last.
 // A chat template (chat_template.h) then renders that conversation into text.
 //
-// Templates use the {{name}} placeholders of the `template` node kind; single braces are plain
-// text. An unknown or unclosed placeholder is a configuration error naming the field.
+// Templates use the {{name}} placeholders of graph/placeholders.h (shared with the `template`
+// node kind); single braces are plain text. An unknown or unclosed placeholder is a
+// configuration error naming the field.
 // Passages are plain views so the layout does not depend on where they came from.
 // Pure functions; thread-safe.
 #pragma once
@@ -52,9 +53,11 @@ std::size_t passages_used(const CitedPromptOptions& options, std::size_t availab
 // a UTF-8 character.
 std::string cut_passage(std::string_view text, std::size_t max_chars);
 
-// Part 3 of the layout: the passages (passages_used() of them, numbered from 1) then the question.
+// Part 3 of the layout: the passages (passages_used() of them, numbered from 1) then the
+// question. `last_passage_chars` (0: no extra limit) further cuts the last passage, which is how
+// a prompt is fitted to a token budget (prompt_fit.h).
 std::string passages_and_question(const CitedPromptOptions& options, const std::vector<Passage>& passages,
-                                  std::string_view question);
+                                  std::string_view question, std::size_t last_passage_chars = 0);
 
 // Parts 1-3 as chat messages for `input` (a chat's messages, or a completion's prompt as the
 // one user turn); `user_turn` replaces the last user message (or is appended when there is none).

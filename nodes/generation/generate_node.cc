@@ -6,6 +6,7 @@
 #include "graph/batch.h"
 #include "nodes/generation/engine/shared_engines.h"
 #include "nodes/generation/model_path.h"
+#include "nodes/generation/prompt_fit.h"
 #include "nodes/generation/prompt_node.h"
 #include "nodes/retrieval/kb/extractive_answer.h"
 
@@ -19,9 +20,10 @@ GenerateNodeOptions generate_options_from(const GenerateConfig& config, const st
     if (!config.optional()) throw;
     return o;  // no model: the node passes requests on
   }
-  // A config built in code (no loader defaults) leaves chat_template empty: the default, auto.
+  // A config built in code (no loader defaults) leaves chat_template empty: the default, auto,
+  // which the node resolves from the model the engine loads (one open of the file).
   const std::string& chat = config.chat_template().empty() ? std::string("auto") : config.chat_template();
-  o.chat_template = chat_template_for(chat, "chat_template", config.model(), base_dir);
+  if (chat != "auto") o.chat_template = chat_template_from_config(chat, "chat_template", "");
   EngineOptions& e = o.engine;
   e.threads = config.threads() > 0 ? int(config.threads()) : int(std::max(1u, std::thread::hardware_concurrency()));
   e.context = int(config.context());
@@ -87,12 +89,12 @@ void complete_finished(Request& r, const EngineResult& res, bool node_stopping, 
 
 }  // namespace
 
-EngineRequest engine_request_for(const RequestPtr& request, const std::string& prompt, int default_max_tokens,
+EngineRequest engine_request_for(const RequestPtr& request, PromptText prompt, int default_max_tokens,
                                  Clock* clock, std::shared_ptr<const std::atomic<bool>> stopping,
                                  std::function<void()> on_done) {
   const GenerationRequest g = generation_request_for(*request, default_max_tokens);
   EngineRequest e;
-  e.prompt = prompt;
+  e.prompt = std::move(prompt);
   e.sampling = g.sampling;
   e.max_tokens = g.max_tokens;
   e.stop = g.stop;
@@ -137,8 +139,35 @@ struct GenerateNode::BatchState {
 GenerateNode::GenerateNode(const GenerateNodeOptions& options, Clock* clock, MetricsRegistry* metrics,
                            const std::vector<std::string>& class_names)
     : options_(options), clock_(clock) {
-  if (!options.model_path.empty()) engine_ = shared_serving_engine(options.model_path, options.engine, metrics, class_names);
+  if (options.model_path.empty()) return;
+  engine_ = shared_serving_engine(options.model_path, options.engine, metrics, class_names);
+  if (!options_.chat_template)
+    options_.chat_template = detect_chat_template(model_chat_template(engine_->model().file()));
 }
+
+namespace {
+
+// The prompt for `r` and, when it was fitted here, its tokens (see the header comment).
+std::vector<int32_t> prepare_prompt(Request& r, ChatTemplate chat_template, const ServingEngine& engine,
+                                    EngineRequest& e) {
+  if (const auto draft = r.attachment<const CitedPromptDraft>(kPromptKey)) {
+    const int64_t budget = int64_t(engine.context()) - std::max(0, e.max_tokens);
+    FittedPrompt fitted = fit_prompt(*draft, engine.model().tokenizer(), budget);
+    if (fitted.passages < draft->citations.size()) {  // cite only what the model was shown
+      r.attach(kCitationsKey, std::make_shared<std::vector<retrieval::Citation>>(
+                                  draft->citations.begin(), draft->citations.begin() + std::ptrdiff_t(fitted.passages)));
+    }
+    return std::move(fitted.tokens);
+  }
+  if (const auto raw = r.attachment<std::string>(kPromptKey)) {
+    e.prompt = *raw;
+  } else {
+    e.prompt = request_prompt(r.input(), chat_template);
+  }
+  return {};
+}
+
+}  // namespace
 
 GenerateNode::~GenerateNode() { stop(); }
 
@@ -167,8 +196,6 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
       finish(state);
       continue;
     }
-    const auto attached = r->attachment<std::string>("prompt");
-    const std::string prompt = attached ? *attached : request_prompt(r->input(), options_.chat_template);
     {
       std::lock_guard lock(mu_);
       ++outstanding_;
@@ -178,8 +205,9 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
       std::lock_guard lock(mu_);
       if (--outstanding_ == 0) idle_.notify_all();
     };
-    SubmitOutcome outcome =
-        engine_->submit(engine_request_for(r, prompt, options_.max_tokens, clock_, stopping_, on_done));
+    EngineRequest request = engine_request_for(r, PromptText(), options_.max_tokens, clock_, stopping_, on_done);
+    request.prompt_tokens = prepare_prompt(*r, *options_.chat_template, *engine_, request);
+    SubmitOutcome outcome = engine_->submit(std::move(request));
     if (!outcome.ok()) {
       complete_refused(*r, outcome, clock_->now());
       on_done();

@@ -7,11 +7,19 @@
 // preemption). Nodes naming the same model and engine settings share one engine
 // (engine/shared_engines.h). A full waiting queue fails a request with kOverloaded (429) at once.
 //
-// Per request: the prompt is the request's "prompt" attachment (a std::string left by an
-// earlier node, e.g. `prompt`) when present, else the completion prompt or the chat's messages
-// in the configured chat template. When the `prompt` node left citations
-// ("prompt.citations"), the answer is followed by a "sources" event and the sources text, as
-// the extractive `answer` node does. Without a model (`optional`), the node passes requests on;
+// Per request, the prompt is, first found:
+//   - the `prompt` node's CitedPromptDraft ("prompt" attachment), fitted to the context in
+//     tokens: at most context - max_tokens (the request's, capped by the node's), by dropping
+//     passages last first, then cutting the last kept one (prompt_fit.h has the rule); the
+//     citations attachment is trimmed to the passages kept;
+//   - a std::string "prompt" attachment left by another node: raw model text, encoded literally;
+//   - the completion prompt (literal), or the chat's messages in the chat template, whose markers
+//     become control tokens where the model's vocabulary has them (chat_template.h).
+// A prompt longer than the context is refused (kInvalidArgument, naming both sizes); one that
+// fits but leaves fewer than max_tokens positions is answered until the context is full
+// (finish_reason "length"). When the `prompt` node left citations ("prompt.citations"), the
+// answer is followed by a "sources" event and the sources text, as the extractive `answer`
+// node does. Without a model (`optional`), the node passes requests on;
 // retrieval-only requests (RequestInput::Kind::kRetrieve, /v1/retrieve) always pass on.
 // OpenAI sampling fields map onto generation::SamplingParams (an unset seed derives
 // from the request id, so a request is reproducible). The request's class (X-Priority, or the
@@ -28,6 +36,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,7 +54,9 @@ struct GenerateNodeOptions {
   std::string model_path;  // empty: pass requests on untouched (GenerateConfig.optional)
   EngineOptions engine;
   int max_tokens = 256;
-  ChatTemplate chat_template = ChatTemplate::kPlain;  // chat requests without a prompt attachment
+  // Chat requests without a prompt attachment; unset (`auto`): read from the loaded model's
+  // tokenizer.chat_template when the node starts.
+  std::optional<ChatTemplate> chat_template;
 };
 
 // Resolves a GenerateConfig (defaults, SLUICE_MODEL, relative paths, `optional`). Throws
@@ -58,7 +69,7 @@ GenerationRequest generation_request_for(const Request& request, int default_max
 // The engine request for one graph request: prompt, sampling, class, tenant, and callbacks that
 // stream into the request's sink and complete it (see the header comment). `on_done` runs
 // after the request completed, on the engine thread.
-EngineRequest engine_request_for(const RequestPtr& request, const std::string& prompt, int default_max_tokens,
+EngineRequest engine_request_for(const RequestPtr& request, PromptText prompt, int default_max_tokens,
                                  Clock* clock, std::shared_ptr<const std::atomic<bool>> stopping,
                                  std::function<void()> on_done);
 // Completes a request whose submit() was refused (429 / 400 / 503).

@@ -1,5 +1,6 @@
 #include "nodes/generation/prompt_node.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "graph/batch.h"
@@ -19,11 +20,11 @@ PromptNodeOptions prompt_options_from(const PromptConfig& config, const std::str
   return o;
 }
 
-CitedPrompt cited_prompt(const PromptNodeOptions& options, const RequestInput& input,
-                         const retrieval::RetrievalHits* hits, const retrieval::IndexGeneration* gen) {
-  CitedPrompt out;
-  std::vector<Passage> passages;
-  const std::size_t n = hits ? passages_used(options.layout, hits->hits.size()) : 0;
+CitedPromptDraft cited_prompt(std::shared_ptr<const PromptNodeOptions> options, const RequestInput& input,
+                              const retrieval::RetrievalHits* hits,
+                              std::shared_ptr<const retrieval::IndexGeneration> gen) {
+  CitedPromptDraft out;
+  const std::size_t n = hits ? passages_used(options->layout, hits->hits.size()) : 0;
   for (std::size_t i = 0; i < n; ++i) {
     const auto chunk = hits->hits[i].chunk;
     if (gen == nullptr || chunk >= gen->chunks().size()) {
@@ -31,13 +32,20 @@ CitedPrompt cited_prompt(const PromptNodeOptions& options, const RequestInput& i
                               ") is not in the request's pinned knowledge-base generation");
     }
     const retrieval::Chunk& c = gen->chunks()[chunk];
-    passages.push_back({c.doc_id, c.title, c.text});
+    out.passages.push_back({c.doc_id, c.title, c.text});
     out.citations.push_back({int(i + 1), c.doc_id, c.title, c.begin, c.end});
   }
-  std::string user_turn = passages_and_question(options.layout, passages, input.query());
-  const ChatTemplate t = input.kind == RequestInput::Kind::kChat ? options.chat_template : ChatTemplate::kPlain;
-  out.text = render_chat(cited_conversation(options.layout, input, std::move(user_turn)), t);
+  out.chat_template = input.kind == RequestInput::Kind::kChat ? options->chat_template : ChatTemplate::kPlain;
+  out.options = std::move(options);
+  out.input = input;
+  out.generation = std::move(gen);
   return out;
+}
+
+PromptText CitedPromptDraft::render(std::size_t n, std::size_t last_passage_chars) const {
+  const std::vector<Passage> used(passages.begin(), passages.begin() + std::ptrdiff_t(std::min(n, passages.size())));
+  std::string user_turn = passages_and_question(options->layout, used, input.query(), last_passage_chars);
+  return render_chat(cited_conversation(options->layout, input, std::move(user_turn)), chat_template);
 }
 
 void PromptNode::process(Batch& batch) {
@@ -46,9 +54,9 @@ void PromptNode::process(Batch& batch) {
     const auto hits = r->attachment<retrieval::RetrievalHits>(retrieval::kHitsKey);
     const auto gen = r->attachment<const retrieval::IndexGeneration>(retrieval::kGenerationKey);
     try {
-      CitedPrompt p = cited_prompt(options_, r->input(), hits.get(), gen.get());
-      r->attach(kPromptKey, std::make_shared<std::string>(std::move(p.text)));
-      r->attach(kCitationsKey, std::make_shared<std::vector<retrieval::Citation>>(std::move(p.citations)));
+      auto draft = std::make_shared<CitedPromptDraft>(cited_prompt(options_, r->input(), hits.get(), gen));
+      r->attach(kCitationsKey, std::make_shared<std::vector<retrieval::Citation>>(draft->citations));
+      r->attach(kPromptKey, std::shared_ptr<const CitedPromptDraft>(std::move(draft)));
     } catch (const std::out_of_range& e) {
       r->complete(Status::Error(StatusCode::kInternal, std::string("prompt: ") + e.what()), clock_->now());
     }

@@ -1,19 +1,23 @@
-// `prompt`: turns each request's retrieved passages and question into the text the `generate`
-// node continues, with numbered citations.
+// `prompt`: turns each request's retrieved passages and question into the prompt the
+// `generate` node continues, with numbered citations.
 //
 // Reads the `retrieval.hits` attachment (fuse, rerank) and the knowledge-base generation it
 // indexes (`retrieval.generation`); lays out the prompt as cited_prompt.h describes (configured
 // system text first and byte-stable, then passages [1]..[n], the question last); renders it
 // with the chat template when the request is a chat (plain for completions, whose prompt is raw
-// model text). Leaves two attachments:
-//   prompt            std::string                      what `generate` feeds the model
+// model text). Passages are sized in characters here (max_passage_chars): this node does not
+// know the model's context or the answer's length. Leaves two attachments:
+//   prompt            CitedPromptDraft                 the layout, renderable with fewer or
+//                                                      shorter passages: `generate` fits it to
+//                                                      the context in tokens (prompt_fit.h)
 //   prompt.citations  std::vector<retrieval::Citation>  number -> doc id, title, offsets of each
-//                                                       passage in the prompt, for the sources
+//                                                       passage's chunk, for the sources
 // A request without hits (or with none found) gets the `no_passages` text and no citations.
 //
 // Thread-safety: process() runs concurrently; the node holds only immutable options.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,11 +25,14 @@
 #include "graph/node.h"
 #include "nodes/generation/chat_template.h"
 #include "nodes/generation/cited_prompt.h"
+#include "nodes/generation/prompt_text.h"
 #include "nodes/retrieval/node/retrieval_nodes.h"
 #include "sluice/generation.pb.h"
 
 namespace sluice::generation {
 
+// A CitedPromptDraft from `prompt`; another node may leave a std::string instead (raw model
+// text, encoded literally).
 inline constexpr const char* kPromptKey = "prompt";
 inline constexpr const char* kCitationsKey = "prompt.citations";
 
@@ -39,23 +46,37 @@ struct PromptNodeOptions {
 // naming the field and the problem.
 PromptNodeOptions prompt_options_from(const PromptConfig& config, const std::string& base_dir);
 
-struct CitedPrompt {
-  std::string text;
-  std::vector<retrieval::Citation> citations;  // numbered from 1, in prompt order
+// One request's cited prompt before it is fitted to a model: everything needed to render it
+// again with fewer passages or a shorter last one. Immutable once made; holds the knowledge-base
+// generation its passages point into.
+struct CitedPromptDraft {
+  std::shared_ptr<const PromptNodeOptions> options;
+  ChatTemplate chat_template = ChatTemplate::kPlain;  // options' template for chats, else plain
+  RequestInput input;
+  std::shared_ptr<const retrieval::IndexGeneration> generation;
+  std::vector<Passage> passages;               // used passages in rank order (views into generation)
+  std::vector<retrieval::Citation> citations;  // citations[i] cites passages[i]
+
+  // The prompt with the first min(n, passages) passages, the last of them further cut to
+  // `last_passage_chars` code points (0: only max_passage_chars applies).
+  PromptText render(std::size_t n, std::size_t last_passage_chars = 0) const;
+  PromptText render() const { return render(passages.size()); }
 };
 
-// One request's prompt from its hits (nullptr: none) over `gen`, which must hold every hit's
+// One request's draft from its hits (nullptr: none) over `gen`, which must hold every hit's
 // chunk. Throws std::out_of_range when a hit's chunk is not in `gen`.
-CitedPrompt cited_prompt(const PromptNodeOptions& options, const RequestInput& input,
-                         const retrieval::RetrievalHits* hits, const retrieval::IndexGeneration* gen);
+CitedPromptDraft cited_prompt(std::shared_ptr<const PromptNodeOptions> options, const RequestInput& input,
+                              const retrieval::RetrievalHits* hits,
+                              std::shared_ptr<const retrieval::IndexGeneration> gen);
 
 class PromptNode final : public SyncNode {
  public:
-  PromptNode(PromptNodeOptions options, Clock* clock) : options_(std::move(options)), clock_(clock) {}
+  PromptNode(PromptNodeOptions options, Clock* clock)
+      : options_(std::make_shared<const PromptNodeOptions>(std::move(options))), clock_(clock) {}
   void process(Batch& batch) override;
 
  private:
-  PromptNodeOptions options_;
+  std::shared_ptr<const PromptNodeOptions> options_;
   Clock* clock_;
 };
 

@@ -4,6 +4,7 @@
 #include <queue>
 
 #include "nodes/generation/gguf_file.h"
+#include "nodes/generation/prompt_text.h"
 
 namespace sluice::generation {
 namespace {
@@ -94,7 +95,13 @@ Tokenizer::Tokenizer(const GgufFile& file) {
       text_.push_back(replace_all(p, kSpaceMark, " "));
     }
   }
-  for (size_t i = 0; i < n; ++i) index_.emplace(raw_[i], int32_t(i));  // first id wins
+  for (size_t i = 0; i < n; ++i) {  // first id wins
+    if (types[i] == kControlType) {
+      control_index_.emplace(raw_[i], int32_t(i));
+    } else if (types[i] != kUnknownType) {
+      index_.emplace(raw_[i], int32_t(i));
+    }
+  }
 }
 
 int32_t Tokenizer::lookup(std::string_view raw_piece) const {
@@ -102,12 +109,47 @@ int32_t Tokenizer::lookup(std::string_view raw_piece) const {
   return it == index_.end() ? -1 : it->second;
 }
 
+int32_t Tokenizer::control_token(std::string_view text) const {
+  const auto it = control_index_.find(text);
+  return it == control_index_.end() ? -1 : it->second;
+}
+
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos) const {
   std::vector<int32_t> out;
   if (add_bos) out.push_back(bos_);
-  if (text.empty()) return out;
+  append_text(text, true, out);
+  return out;
+}
+
+std::vector<int32_t> Tokenizer::encode_prompt(const PromptText& prompt, bool add_bos) const {
+  std::vector<int32_t> out;
+  if (add_bos) out.push_back(bos_);
+  bool after_control = true;  // the prompt's start takes the leading space, as after a control token
+  std::string run;            // text since the last control token
+  auto flush = [&] {
+    if (run.empty()) return;
+    append_text(run, after_control, out);
+    after_control = false;
+    run.clear();
+  };
+  for (const PromptPart& part : prompt.parts()) {
+    const int32_t id = part.marker ? control_token(part.text) : -1;
+    if (id < 0) {
+      run += part.text;
+      continue;
+    }
+    flush();
+    out.push_back(id);
+    after_control = true;
+  }
+  flush();
+  return out;
+}
+
+void Tokenizer::append_text(std::string_view text, bool space_prefix, std::vector<int32_t>& out) const {
+  if (text.empty()) return;
   std::string s;
-  if (add_space_prefix_) s = kSpaceMark;
+  if (add_space_prefix_ && space_prefix) s = kSpaceMark;
   s += replace_all(text, " ", kSpaceMark);
 
   // Symbols start as UTF-8 characters and merge pairwise, best score first (leftmost on ties),
@@ -160,7 +202,6 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos) cons
     }
     for (unsigned char c : piece) out.push_back(byte_token_[c] >= 0 ? byte_token_[c] : unk_);
   }
-  return out;
 }
 
 std::string_view Tokenizer::piece(int32_t prev, int32_t id) const {

@@ -4,6 +4,10 @@
 // right after BOS is shown without its leading space, as llama2.c and llama.cpp print it).
 // GPT-2 byte-level BPE files (Llama 3, Qwen) are refused with a ModelError.
 //
+// Control tokens (tokenizer.ggml.token_type 3: <s>, </s>, <|im_start|>, ...) are never produced
+// from text, as in SentencePiece: text that spells one is encoded as ordinary pieces. Only
+// encode_prompt() emits them, for a chat template's marker parts (prompt_text.h).
+//
 // Immutable after construction: safe to share between threads.
 #pragma once
 
@@ -16,6 +20,7 @@
 namespace sluice::generation {
 
 class GgufFile;
+class PromptText;
 
 class Tokenizer {
  public:
@@ -26,6 +31,19 @@ class Tokenizer {
   // file's add_space_prefix is on, the default) merged by score; characters missing from the
   // vocabulary fall back to their UTF-8 bytes.
   std::vector<int32_t> encode(std::string_view text, bool add_bos) const;
+
+  // A rendered prompt -> token ids, as llama.cpp tokenizes a templated prompt with special
+  // tokens parsed, except that only the template's markers may become control tokens: BOS
+  // first when add_bos; a marker part that spells a control token exactly becomes that token;
+  // everything else (literal parts, and markers the vocabulary has no control token for, such
+  // as zephyr's "<|user|>") is text, encoded as encode() does, run by run between control
+  // tokens, each run with the leading space when it starts the prompt or follows a control
+  // token (llama.cpp's rule). A prompt with no control markers encodes exactly as
+  // encode(prompt.flat(), add_bos).
+  std::vector<int32_t> encode_prompt(const PromptText& prompt, bool add_bos) const;
+
+  // The control token spelled exactly `text`; -1 when the vocabulary has none.
+  int32_t control_token(std::string_view text) const;
 
   // The bytes token `id` stands for, as printed after token `prev` (the leading space is
   // dropped right after BOS). Control and unknown tokens print nothing; byte tokens print
@@ -40,12 +58,18 @@ class Tokenizer {
   bool is_end_of_generation(int32_t id) const { return id == eos_ || id == bos_; }
 
  private:
-  int32_t lookup(std::string_view raw_piece) const;  // -1 when absent
+  int32_t lookup(std::string_view raw_piece) const;  // a text piece's id; -1 when absent
+  // Appends the ids of `text` (no BOS), with the leading space first when `space_prefix` and
+  // the file's add_space_prefix are on.
+  void append_text(std::string_view text, bool space_prefix, std::vector<int32_t>& out) const;
 
   std::vector<std::string> raw_;   // pieces as stored (U+2581 for space)
   std::vector<std::string> text_;  // what each token prints
   std::vector<float> scores_;
-  std::unordered_map<std::string_view, int32_t> index_;  // raw piece -> id (views into raw_)
+  // raw piece -> id (views into raw_): text pieces (not control or unknown tokens), and
+  // control tokens, which only markers reach.
+  std::unordered_map<std::string_view, int32_t> index_;
+  std::unordered_map<std::string_view, int32_t> control_index_;
   int32_t byte_token_[256];
   int32_t bos_ = 1, eos_ = 2, unk_ = 0;
   bool add_space_prefix_ = true;

@@ -87,7 +87,7 @@ std::string EngineScheduler::prepare(const EngineRequest& request, std::vector<i
         return "prompt token id " + std::to_string(t) + " is outside the vocabulary of " +
                std::to_string(model_.config().vocab_size);
   } else {
-    *tokens = tok.encode(request.prompt, request.add_bos);
+    *tokens = tok.encode_prompt(request.prompt, request.add_bos);
   }
   if (tokens->empty()) tokens->push_back(tok.bos());  // nothing to condition on: start a document
   if (int64_t(tokens->size()) > context_)

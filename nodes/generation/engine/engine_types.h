@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nodes/generation/generator.h"
+#include "nodes/generation/prompt_text.h"
 #include "nodes/generation/sampler.h"
 
 namespace sluice::generation {
@@ -18,8 +19,9 @@ struct EngineOptions {
   int threads = 1;                 // kernel threads (one oneTBB arena)
   int context = 0;                 // positions per sequence; 0 = the model's context_length
   int block_size = 16;             // positions per KV block
-  // KV memory for all sequences together; 0 = room for max_running sequences at full context.
-  size_t kv_budget_bytes = 0;
+  // KV memory for all sequences together (GenerateConfig.kv_budget's default, 1 GiB: pages are
+  // resident only once written); 0 = room for max_running sequences at full context.
+  size_t kv_budget_bytes = size_t(1) << 30;
   int max_running = 64;            // sequences in the running batch at once (all classes)
   // Running sequences per priority class, most urgent first; a class beyond the list uses the
   // last entry. Defaults: interactive 16, near-real-time 64, offline 128.
@@ -56,7 +58,9 @@ struct EngineResult {
 };
 
 struct EngineRequest {
-  std::string prompt;
+  // Encoded with Tokenizer::encode_prompt: a chat template's markers may become control tokens,
+  // literal text never does. A std::string converts to all-literal text.
+  PromptText prompt;
   bool add_bos = true;
   // Token ids to use instead of encoding `prompt` (benchmarks, token-array prompts).
   std::vector<int32_t> prompt_tokens;

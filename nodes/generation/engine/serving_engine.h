@@ -58,6 +58,9 @@ class ServingEngine {
   std::vector<uint64_t> preemptions() const;
   const EngineOptions& options() const { return options_; }
   int context() const { return context_; }
+  // The model it serves (immutable): its tokenizer sizes prompts, its metadata names the chat
+  // template, without opening the file again.
+  const LlamaModel& model() const { return scheduler_->model(); }
 
  private:
   void run();

@@ -18,34 +18,34 @@ const std::vector<ChatMessage> kConversation = {
     {"system", "Be brief."}, {"user", "Hi"}, {"assistant", "Hello!"}, {"user", "Again"}};
 
 TEST(ChatTemplate, PlainJoinsContentsWithBlankLines) {
-  EXPECT_EQ(render_chat(kConversation, ChatTemplate::kPlain), "Be brief.\n\nHi\n\nHello!\n\nAgain");
+  EXPECT_EQ(render_chat(kConversation, ChatTemplate::kPlain).flat(), "Be brief.\n\nHi\n\nHello!\n\nAgain");
   // A lone user message is exactly its content: what a base model such as stories260K continues.
-  EXPECT_EQ(render_chat({{"user", "Once upon a time"}}, ChatTemplate::kPlain), "Once upon a time");
-  EXPECT_EQ(render_chat({{"system", ""}, {"user", "x"}}, ChatTemplate::kPlain), "x");
+  EXPECT_EQ(render_chat({{"user", "Once upon a time"}}, ChatTemplate::kPlain).flat(), "Once upon a time");
+  EXPECT_EQ(render_chat({{"system", ""}, {"user", "x"}}, ChatTemplate::kPlain).flat(), "x");
 }
 
 TEST(ChatTemplate, Llama2PutsTheSystemIntoTheFirstInstruction) {
-  EXPECT_EQ(render_chat(kConversation, ChatTemplate::kLlama2),
+  EXPECT_EQ(render_chat(kConversation, ChatTemplate::kLlama2).flat(),
             "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello! </s><s>[INST] Again [/INST]");
-  EXPECT_EQ(render_chat({{"user", "  Hi \n"}}, ChatTemplate::kLlama2), "[INST] Hi [/INST]");
-  EXPECT_EQ(render_chat({{"system", "S"}}, ChatTemplate::kLlama2), "[INST] <<SYS>>\nS\n<</SYS>>\n\n [/INST]");
+  EXPECT_EQ(render_chat({{"user", "  Hi \n"}}, ChatTemplate::kLlama2).flat(), "[INST] Hi [/INST]");
+  EXPECT_EQ(render_chat({{"system", "S"}}, ChatTemplate::kLlama2).flat(), "[INST] <<SYS>>\nS\n<</SYS>>\n\n [/INST]");
 }
 
 TEST(ChatTemplate, ChatmlMarksEveryTurnAndOpensTheAssistants) {
-  EXPECT_EQ(render_chat(kConversation, ChatTemplate::kChatml),
+  EXPECT_EQ(render_chat(kConversation, ChatTemplate::kChatml).flat(),
             "<|im_start|>system\nBe brief.<|im_end|>\n"
             "<|im_start|>user\nHi<|im_end|>\n"
             "<|im_start|>assistant\nHello!<|im_end|>\n"
             "<|im_start|>user\nAgain<|im_end|>\n"
             "<|im_start|>assistant\n");
-  EXPECT_EQ(render_chat({{"developer", "D"}, {"tool", "42"}}, ChatTemplate::kChatml),
+  EXPECT_EQ(render_chat({{"developer", "D"}, {"tool", "42"}}, ChatTemplate::kChatml).flat(),
             "<|im_start|>system\nD<|im_end|>\n<|im_start|>tool\n42<|im_end|>\n<|im_start|>assistant\n");
 }
 
 TEST(ChatTemplate, ZephyrEndsTurnsWithEos) {
-  EXPECT_EQ(render_chat(kConversation, ChatTemplate::kZephyr),
+  EXPECT_EQ(render_chat(kConversation, ChatTemplate::kZephyr).flat(),
             "<|system|>\nBe brief.</s>\n<|user|>\nHi</s>\n<|assistant|>\nHello!</s>\n<|user|>\nAgain</s>\n<|assistant|>\n");
-  EXPECT_EQ(render_chat({{"developer", "D"}, {"tool", "42"}}, ChatTemplate::kZephyr),
+  EXPECT_EQ(render_chat({{"developer", "D"}, {"tool", "42"}}, ChatTemplate::kZephyr).flat(),
             "<|system|>\nD</s>\n<|user|>\n42</s>\n<|assistant|>\n");
 }
 
@@ -53,11 +53,11 @@ TEST(ChatTemplate, RequestPromptRendersChatsAndKeepsCompletionsVerbatim) {
   RequestInput chat;
   chat.kind = RequestInput::Kind::kChat;
   chat.messages = {{"user", "Hi"}};
-  EXPECT_EQ(request_prompt(chat, ChatTemplate::kChatml), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(request_prompt(chat, ChatTemplate::kChatml).flat(), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   RequestInput completion;
   completion.kind = RequestInput::Kind::kCompletion;
   completion.prompt = "[INST] raw";
-  EXPECT_EQ(request_prompt(completion, ChatTemplate::kChatml), "[INST] raw");
+  EXPECT_EQ(request_prompt(completion, ChatTemplate::kChatml).flat(), "[INST] raw");
 }
 
 TEST(ChatTemplate, DetectsTheFamilyFromJinjaMarkers) {

@@ -75,8 +75,8 @@ void retrieve_then_prompt(const std::shared_ptr<retrieval::KnowledgeBase>& kb, P
 }
 
 std::string prompt_of(const Request& r) {
-  auto p = r.attachment<std::string>(kPromptKey);
-  return p ? *p : "<no prompt attachment>";
+  auto p = r.attachment<const CitedPromptDraft>(kPromptKey);
+  return p ? p->render().flat() : "<no prompt attachment>";
 }
 
 std::vector<retrieval::Citation> citations_of(const Request& r) {
@@ -198,7 +198,7 @@ TEST(PromptNode, AHitOutsideThePinnedGenerationFailsOnlyThatRequest) {
   EXPECT_THAT(bad->status().message,
               HasSubstr("prompt: retrieval hit 1 (chunk 999) is not in the request's pinned knowledge-base generation"));
   EXPECT_TRUE(good->active());
-  EXPECT_NE(good->attachment<std::string>(kPromptKey), nullptr);
+  EXPECT_NE(good->attachment<const CitedPromptDraft>(kPromptKey), nullptr);
 }
 
 TEST(PromptNode, SchemaDefaultsArriveWithRealLineBreaks) {

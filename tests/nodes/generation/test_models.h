@@ -2,6 +2,7 @@
 // tiny valid Llama GGUF built in memory.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -19,7 +20,11 @@ inline std::string shared_model(const char* rel) { return std::string(SLUICE_SHA
 
 // A 2-layer llama with dim 32, hidden 64, 4 heads (2 KV heads), a 300-piece vocabulary
 // (<unk> <s> </s>, 256 byte pieces, then letters and merges), F32 weights of value `w`.
-inline GgufWriter tiny_llama_writer(float w = 0.01f) {
+// With `chatml`, ids 274 and 275 are the control tokens <|im_start|> and <|im_end|>, followed
+// by ordinary pieces "<|", "<|i", ..., "<|im_start|" through which text spelling
+// "<|im_start|>" could merge into the control token if the tokenizer let it.
+inline constexpr int32_t kTinyImStart = 274, kTinyImEnd = 275;
+inline GgufWriter tiny_llama_writer(float w = 0.01f, bool chatml = false) {
   GgufWriter g;
   g.add_string("general.architecture", "llama");
   g.add_u32("llama.context_length", 64);
@@ -41,6 +46,17 @@ inline GgufWriter tiny_llama_writer(float w = 0.01f) {
                         "llo", "\xE2\x96\x81hello", "\xC3\xA9"}) {
     pieces.emplace_back(p);
     types.push_back(1);
+  }
+  if (chatml) {
+    for (const char* p : {"<|im_start|>", "<|im_end|>"}) {
+      pieces.emplace_back(p);
+      types.push_back(3);
+    }
+    const std::string start = "<|im_start|";
+    for (size_t len = 2; len <= start.size(); ++len) {
+      pieces.push_back(start.substr(0, len));
+      types.push_back(1);
+    }
   }
   while (pieces.size() < 300) {
     pieces.push_back("x" + std::to_string(pieces.size()));
