@@ -2,8 +2,10 @@
 // llama-bench measures (pp: one batch of P random tokens from an empty context; tg: N tokens
 // decoded one at a time from an empty context; R repetitions after one warm-up; tokens/s).
 // Prints one Markdown row per (model, threads) with the median and min..max.
+// -d D (llama-bench's depth): both run after a D-token context (prefilled once, untimed), so pp
+// and tg include attention over D earlier positions (long-context prefill and decode).
 //
-//   gen_bench [-p 512] [-n 128] [-r 5] [-t 1,2] MODEL.gguf...
+//   gen_bench [-p 512] [-n 128] [-r 5] [-t 1,2] [-d 0] MODEL.gguf...
 //   gen_bench --synth 110m:q8_0 --dir /tmp/sluice-synth ...   (writes the synth file if absent)
 //   --cpu-time: rates from process CPU time instead of wall time (kernel tuning on a busy box)
 #include <sys/resource.h>
@@ -91,7 +93,7 @@ std::vector<int> parse_list(const char* s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int p = 512, n = 128, reps = 5;
+  int p = 512, n = 128, reps = 5, depth = 0;
   std::vector<int> threads = {1, 2};
   std::vector<std::string> models;
   std::string dir = "/tmp/sluice-synth";
@@ -108,6 +110,7 @@ int main(int argc, char** argv) {
     else if (a == "-n") n = std::atoi(next());
     else if (a == "-r") reps = std::max(1, std::atoi(next()));
     else if (a == "-t") threads = parse_list(next());
+    else if (a == "-d") depth = std::max(0, std::atoi(next()));
     else if (a == "--dir") dir = next();
     else if (a == "--cpu-time") g_cpu_time = true;
     else if (a == "--synth") {
@@ -128,7 +131,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("isa: %s\n\n", sluice::kernels::isa_name(sluice::kernels::default_isa()));
-  std::printf("| model | threads | pp%d tok/s (median, min-max) | tg%d tok/s (median, min-max) | tg weight GB/s |\n", p, n);
+  const std::string at = depth > 0 ? " @ d" + std::to_string(depth) : "";
+  std::printf("| model | threads | pp%d%s tok/s (median, min-max) | tg%d%s tok/s (median, min-max) | tg weight GB/s |\n", p,
+              at.c_str(), n, at.c_str());
   std::printf("| --- | --- | --- | --- | --- |\n");
   for (const auto& path : models) {
     try {
@@ -138,25 +143,30 @@ int main(int argc, char** argv) {
       for (auto& t : prompt) t = int32_t(rng() % uint32_t(model->config().vocab_size));
       std::vector<int32_t> decode_tokens(static_cast<size_t>(std::max(n, 1)));
       for (auto& t : decode_tokens) t = int32_t(rng() % uint32_t(model->config().vocab_size));
+      std::vector<int32_t> context_tokens(static_cast<size_t>(depth));
+      for (auto& t : context_tokens) t = int32_t(rng() % uint32_t(model->config().vocab_size));
+      if (!context_tokens.empty()) context_tokens[0] = 1;
       for (int th : threads) {
         GeneratorOptions opts;
         opts.threads = th;
-        opts.context = std::max(p, n) + 1;
+        opts.context = depth + std::max(p, n) + 1;
         Generator gen(*model, opts);
         std::vector<double> pp, tg;
+        if (depth > 0) gen.forward(context_tokens, 0);  // once: the runs only rewrite what follows it
         for (int r = 0; r <= reps; ++r) {  // r == 0 is the warm-up
           if (p > 0) {
-            gen.reset();
+            if (depth == 0) gen.reset();  // at a depth, each run overwrites positions depth..
             const double t0 = now();
-            gen.forward(prompt, 0);
+            gen.forward(prompt, depth);
             if (r > 0) pp.push_back(p / (now() - t0));
           }
           if (n > 0) {
-            gen.reset();
+            if (depth == 0) gen.reset();
             // Like llama-bench: decode n tokens one at a time, no sampling (token ids from the
-            // random sequence; BOS first).
+            // random sequence; BOS first when the context is empty).
             const double t0 = now();
-            for (int k = 0; k < n; ++k) gen.forward({k == 0 ? 1 : decode_tokens[size_t(k)]}, k);
+            for (int k = 0; k < n; ++k)
+              gen.forward({k == 0 && depth == 0 ? 1 : decode_tokens[size_t(k)]}, depth + k);
             if (r > 0) tg.push_back(n / (now() - t0));
           }
         }

@@ -1,5 +1,7 @@
 // Paged attention on the CPU: keys and values are read from fixed-size blocks through a block
 // table (see KvLayerView in kernels/backend.h). Pure functions over caller-owned memory.
+// attention_tile_avx2 is the fast path; attention_head is the portable one (any block size and
+// head size, any x86-64 CPU).
 #pragma once
 
 #include <cstdint>
@@ -18,11 +20,16 @@ void kv_store_rows(const KvLayerView& kv, const int32_t* block_table, int64_t po
 void attention_head(const float* q, const KvLayerView& kv, const int32_t* block_table, int64_t pos,
                     int kv_head, int head_dim, float* scores, float* out);
 
-// n_tokens (1..4) consecutive query tokens of one head at positions pos_first.. (query t at
-// q + t*q_stride, output at out + t*out_stride). Needs kv.block_size == 16 and head_dim % 16 == 0
-// for n_tokens > 1; scores must hold n_tokens rows of s_stride >= pos_first + n_tokens + 16.
-void attention_tile(const float* q, int64_t q_stride, int n_tokens, const KvLayerView& kv,
-                    const int32_t* block_table, int64_t pos_first, int kv_head, int head_dim, float* scores,
-                    int64_t s_stride, float* out, int64_t out_stride);
+// Flash-style tiles (kernels/cpu/attention_avx2.cc): up to kAttentionTileTokens consecutive
+// query tokens of one head at positions pos_first.. (query t at q + t*q_stride, output at
+// out + t*out_stride), one pass over the key/value blocks with an online softmax. A query's
+// output is bit-identical whatever tile it was computed in (decoding alone or prefilled among
+// others). Needs attention_tile_supported() and a CPU with AVX2 and FMA.
+constexpr int kAttentionTileTokens = 16;  // 16 queries' q and O (16 KB at head_dim 64) stay in L1
+constexpr int kAttentionMaxHeadDim = 256;
+bool attention_tile_supported(const KvLayerView& kv, int head_dim);
+void attention_tile_avx2(const float* q, int64_t q_stride, int n_tokens, const KvLayerView& kv,
+                         const int32_t* block_table, int64_t pos_first, int kv_head, int head_dim, float* out,
+                         int64_t out_stride);
 
 }  // namespace sluice::kernels

@@ -36,24 +36,28 @@ void CpuBackend::attention(const float* q, const KvLayerView& kv, const int32_t*
                            int64_t pos0, int64_t n, const AttentionShape& shape, float* out) {
   const int group = shape.n_heads / shape.n_kv_heads;
   const int64_t stride = int64_t(shape.n_heads) * shape.head_dim;
-  // Prompt processing takes queries in tiles of 4 tokens per head (sharing K/V loads) where
-  // the layout allows; decoding is one token.
-  const int tile = (kv.block_size == 16 && shape.head_dim % 16 == 0 && n > 1) ? 4 : 1;
+  // Tasks are (query tile, head) pairs. The flash-style tiles read each K/V block once per
+  // tile of up to 16 queries; the portable path runs one query at a time.
+  const bool tiled = runner_.isa() != Isa::kScalar && attention_tile_supported(kv, shape.head_dim);
+  const int64_t tile = tiled ? kAttentionTileTokens : 1;
   const int64_t tiles = (n + tile - 1) / tile;
   const int64_t tasks = tiles * shape.n_heads;
-  const int64_t s_stride = pos0 + n + 16;
   const int64_t grain = std::max<int64_t>(1, tasks / (int64_t(threads()) * 4));
   runner_.parallel(tasks, grain, [&](int64_t b, int64_t e) {
-    // Scores live in a per-thread buffer: tasks on one thread run one after another.
-    thread_local std::vector<float> scores_buffer;
-    if (int64_t(scores_buffer.size()) < tile * s_stride) scores_buffer.resize(size_t(tile * s_stride));
     for (int64_t i = b; i < e; ++i) {
       const int64_t t0 = (i / shape.n_heads) * tile;
       const int h = int(i % shape.n_heads);
       const int m = int(std::min<int64_t>(tile, n - t0));
-      attention_tile(q + t0 * stride + int64_t(h) * shape.head_dim, stride, m, kv, block_table, pos0 + t0,
-                     h / group, shape.head_dim, scores_buffer.data(), s_stride,
-                     out + t0 * stride + int64_t(h) * shape.head_dim, stride);
+      const float* qt = q + t0 * stride + int64_t(h) * shape.head_dim;
+      float* ot = out + t0 * stride + int64_t(h) * shape.head_dim;
+      if (tiled) {
+        attention_tile_avx2(qt, stride, m, kv, block_table, pos0 + t0, h / group, shape.head_dim, ot, stride);
+        continue;
+      }
+      // Scores live in a per-thread buffer: tasks on one thread run one after another.
+      thread_local std::vector<float> scores_buffer;
+      if (int64_t(scores_buffer.size()) < pos0 + n + 16) scores_buffer.resize(size_t(pos0 + n + 16));
+      attention_head(qt, kv, block_table, pos0 + t0, h / group, shape.head_dim, scores_buffer.data(), ot);
     }
   });
 }

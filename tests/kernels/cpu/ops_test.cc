@@ -68,13 +68,13 @@ TEST(Elementwise, SwigluAndSoftmax) {
 
 // Paged attention with a scrambled block table equals dense causal attention over the same
 // keys and values, for grouped-query heads and for several query tokens at once.
-// Two layouts: small blocks (generic path) and 16-position blocks with head sizes that are
-// multiples of 16 (the vector path and 4-token query tiles of prompt processing).
+// Two layouts: small blocks (the portable path) and 16-position blocks with head sizes that are
+// multiples of 8 (the flash-style tiles of up to 16 queries).
 void check_paged_attention(int block, int hd, int positions, int first_query) {
   const int n_heads = 4, n_kv = 2, kv_dim = n_kv * hd;
   const int blocks = (positions + block - 1) / block;
   std::vector<int32_t> table(static_cast<size_t>(blocks));
-  for (int b = 0; b < blocks; ++b) table[size_t(b)] = (b * 5 + 3) % blocks;  // scrambled (5 coprime)
+  for (int b = 0; b < blocks; ++b) table[size_t(b)] = (b * 5 + 3) % blocks;  // scrambled (blocks % 5 != 0)
   std::vector<float> kpool(size_t(blocks * block * kv_dim), NAN), vpool(kpool.size(), NAN);
   const KvLayerView kv{kpool.data(), vpool.data(), block, kv_dim};
   const auto k = random_vec(size_t(positions * kv_dim), 6), v = random_vec(size_t(positions * kv_dim), 7);
@@ -117,6 +117,8 @@ TEST(Attention, PagedMatchesDenseCausalAttention) {
   check_paged_attention(16, 32, 45, 30);  // vector path: tiles of 4, 4, 4, 3 queries across blocks
   check_paged_attention(16, 48, 37, 36);  // decoding: one query
   check_paged_attention(16, 8, 20, 0);    // head size below 16: generic, whole prompt
+  check_paged_attention(16, 64, 90, 0);   // whole prompt in tiles of 16 x 5 and 10 queries (6 blocks)
+  check_paged_attention(16, 64, 100, 37); // a chunk after a prefix: 63 queries, 4 tiles
 }
 
 }  // namespace

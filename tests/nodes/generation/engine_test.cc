@@ -2,12 +2,14 @@
 // every sequence exactly the tokens it gets alone; sequences join and leave per step; chunked
 // prefill; preemption and resumption are exact; prefix reuse skips prefill without changing
 // output; forged hash collisions are harmless; cancellation frees blocks; many concurrent
-// submitters all complete exactly once.
+// submitters all complete exactly once. The same exactness on rand15M, whose heads take the
+// flash-style attention tiles rather than the portable path.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <fstream>
 #include <map>
+#include <random>
 #include <thread>
 
 #include "nodes/generation/engine/engine_scheduler.h"
@@ -342,6 +344,64 @@ TEST_F(EngineTest, StopFinishesQueuedAndRunningWorkAsShutdown) {
   EXPECT_EQ(total, 20);
   EXPECT_GT(shutdown, 0);
   EXPECT_FALSE(engine.submit(EngineRequest{}).ok());
+}
+
+// stories260K's 8-wide heads take the portable attention path; rand15M's 48-wide heads take
+// the flash-style tiles (kernels/cpu/attention_avx2.cc). With them too, a sequence's tokens do
+// not depend on its batch mates, on how its prompt was chunked, or on a preemption.
+struct TiledAttentionEngineTest : ::testing::Test {
+  static std::unique_ptr<LlamaModel> model;
+  static void SetUpTestSuite() {
+    const std::string path = shared_model("peer/rand15M-q8_0.gguf");
+    if (std::filesystem::exists(path)) model = LlamaModel::load(path);
+  }
+  void SetUp() override {
+    if (!model) GTEST_SKIP() << "needs " << shared_model("peer/rand15M-q8_0.gguf") << " (../shared)";
+  }
+  static std::vector<int32_t> prompt(int n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<int32_t> t{model->tokenizer().bos()};
+    while (int(t.size()) < n) t.push_back(int32_t(3 + rng() % uint32_t(model->config().vocab_size - 3)));
+    return t;
+  }
+  static EngineRequest request(std::vector<int32_t> tokens, int max_tokens, std::string* text, int priority = 0) {
+    EngineRequest r;
+    r.prompt_tokens = std::move(tokens);
+    r.max_tokens = max_tokens;
+    r.ignore_eos = true;
+    r.sampling.temperature = 0;
+    r.priority = priority;
+    r.on_finish = [text](const EngineResult& res) { *text = res.text; };
+    return r;
+  }
+  static std::string alone(std::vector<int32_t> tokens, int max_tokens) {
+    EngineOptions o;
+    o.interleaved_prefill = 512;
+    EngineScheduler s(*model, o);
+    std::string text;
+    s.add(request(std::move(tokens), max_tokens, &text), Steady::now());
+    while (!s.idle()) s.step();
+    return text;
+  }
+};
+std::unique_ptr<LlamaModel> TiledAttentionEngineTest::model;
+
+TEST_F(TiledAttentionEngineTest, BatchedChunkedAndResumedSequencesGetTheirTokensAlone) {
+  ASSERT_EQ(model->config().head_dim % 16, 0) << "this test is about the tiled attention path";
+  EngineOptions o;
+  o.threads = 2;
+  o.interleaved_prefill = 7;  // chunks that straddle query tiles and KV blocks
+  o.prefill_itl_slack = 0;
+  o.max_running = 3;          // the P0 arrival preempts a P2 sequence, which later resumes
+  EngineScheduler s(*model, o);
+  const std::vector<int> lengths = {45, 70, 100, 37};
+  std::vector<std::string> texts(lengths.size());
+  for (size_t i = 0; i < 3; ++i) s.add(request(prompt(lengths[i], uint32_t(i)), 24, &texts[i], 2), Steady::now());
+  for (int k = 0; k < 12; ++k) s.step();
+  s.add(request(prompt(lengths[3], 3), 24, &texts[3], 0), Steady::now());
+  while (!s.idle()) s.step();
+  EXPECT_GE(s.preemptions()[2], 1u);
+  for (size_t i = 0; i < lengths.size(); ++i) EXPECT_EQ(texts[i], alone(prompt(lengths[i], uint32_t(i)), 24)) << i;
 }
 
 }  // namespace

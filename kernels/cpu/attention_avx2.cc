@@ -1,0 +1,254 @@
+// AVX2 + FMA paged attention, flash-style: one pass over a head's key and value blocks with an
+// online softmax (running max m, running sum l, unnormalised output O per query), so no
+// score row as long as the context is written and each 16-position K/V block is read from
+// memory once per tile of up to kAttentionTileTokens queries and reused from L1 by all of them.
+//
+// Work units of up to 4 rows: a row is (query, key block). Prompt tiles use 4 queries x one
+// block (the block's K and V loads serve 4 queries); decoding uses 1 query x 4 blocks (four
+// independent FMA chains instead of one latency-bound chain).
+//
+// Batch invariance: for every query, every tile shape and unit shape runs the same operations
+// in the same order: each score is one FMA chain over the features in order, blocks are
+// folded into (m, l, O) one at a time in position order, and O's elements are one FMA chain
+// over the block's slots. A query's output is therefore bit-identical whether it was decoded
+// alone, prefilled in a tile of 16, or sat at any place in a tile. Masked slots contribute
+// exact zeros (p = 0 selected, not computed), and slots past the last query are never read as
+// values (they may hold stale data, NaN included).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/cpu/attention.h"
+
+namespace sluice::kernels {
+namespace {
+
+constexpr int kBlock = 16;  // positions per KV block this kernel is written for
+
+// e^x for 8 lanes: Cephes' expf as in elementwise.cc's exp_approx (|r| <= ln2/2, degree-6
+// polynomial, 2^n from the exponent bits), input clamped to [-87, 88].
+inline __m256 exp8(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+  const __m256 n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+inline float hmax(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// scores[r][0..16) = q_r . K_r (unscaled) for R rows; K blocks are feature-major (16 slots per
+// feature). Each score is one FMA chain over the features in order.
+template <int R>
+inline void block_scores(const float* const* q, const float* const* kb, int head_dim, float (*scores)[kBlock]) {
+  __m256 lo[R], hi[R];
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+  for (int d = 0; d < head_dim; ++d) {
+    for (int r = 0; r < R; ++r) {
+      const __m256 qd = _mm256_broadcast_ss(q[r] + d);
+      lo[r] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kb[r] + d * kBlock), lo[r]);
+      hi[r] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kb[r] + d * kBlock + 8), hi[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    _mm256_storeu_ps(scores[r], lo[r]);
+    _mm256_storeu_ps(scores[r] + 8, hi[r]);
+  }
+}
+
+// Asks for a K/V block of one head ahead of its use, into L2. Each block's head slice starts a
+// new page (K: 4 KB at head_dim 64; V: 16 rows of head_dim floats, kv_dim apart), where the
+// hardware prefetchers stop, so without this every block starts with cold misses.
+inline void prefetch_block(const float* kb, const float* vb, int64_t v_stride, int head_dim) {
+  const char* k = reinterpret_cast<const char*>(kb);
+  for (int64_t off = 0; off < int64_t(head_dim) * kBlock * 4; off += 64) _mm_prefetch(k + off, _MM_HINT_T1);
+  for (int s = 0; s < kBlock; ++s) {
+    const char* v = reinterpret_cast<const char*>(vb + s * v_stride);
+    for (int64_t off = 0; off < int64_t(head_dim) * 4; off += 64) _mm_prefetch(v + off, _MM_HINT_T1);
+  }
+}
+
+// One query's running softmax state.
+struct QueryState {
+  float m;  // running max of the scaled scores
+  float l;  // running sum of e^(score - m)
+};
+
+// Folds one block's scores (the first `visible` slots count) into a query's state: writes the
+// block's weights p (zeros past `visible`) and returns alpha, the factor O must be scaled by.
+inline float fold_block(const float* scores, int visible, float scale, QueryState& st, float* p) {
+  const __m256 iota_lo = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 iota_hi = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
+  const __m256 vis = _mm256_set1_ps(float(visible));
+  const __m256 mask_lo = _mm256_cmp_ps(iota_lo, vis, _CMP_LT_OQ), mask_hi = _mm256_cmp_ps(iota_hi, vis, _CMP_LT_OQ);
+  const __m256 ninf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m256 s_lo = _mm256_blendv_ps(ninf, _mm256_mul_ps(_mm256_loadu_ps(scores), _mm256_set1_ps(scale)), mask_lo);
+  const __m256 s_hi = _mm256_blendv_ps(ninf, _mm256_mul_ps(_mm256_loadu_ps(scores + 8), _mm256_set1_ps(scale)), mask_hi);
+  const float m_new = std::max(st.m, hmax(_mm256_max_ps(s_lo, s_hi)));
+  const __m256 mv = _mm256_set1_ps(m_new);
+  const __m256 p_lo = _mm256_and_ps(exp8(_mm256_sub_ps(s_lo, mv)), mask_lo);
+  const __m256 p_hi = _mm256_and_ps(exp8(_mm256_sub_ps(s_hi, mv)), mask_hi);
+  _mm256_storeu_ps(p, p_lo);
+  _mm256_storeu_ps(p + 8, p_hi);
+  // exp(-inf - m) clamps to e^-87 (not 0); O and l are still 0 then, so it does not matter.
+  const float alpha = _mm256_cvtss_f32(exp8(_mm256_set1_ps(st.m - m_new)));
+  st.l = st.l * alpha + hsum(_mm256_add_ps(p_lo, p_hi));
+  st.m = m_new;
+  return alpha;
+}
+
+// O_u = O_u * alpha_u + sum over slots s < n_slots of p_u[s] * V[s], for U queries, W ymm
+// (8 features each) at a time. Per element: one multiply, then one FMA chain over the slots.
+template <int U, int W>
+inline void accumulate_values(float* const* o, const float* const* p, const float* alpha, const float* vb,
+                              int64_t v_stride, int n_slots, int head_dim) {
+  for (int d0 = 0; d0 < head_dim; d0 += 8 * W) {
+    __m256 acc[U][W];
+    for (int u = 0; u < U; ++u)
+      for (int w = 0; w < W; ++w)
+        acc[u][w] = _mm256_mul_ps(_mm256_loadu_ps(o[u] + d0 + 8 * w), _mm256_set1_ps(alpha[u]));
+    for (int s = 0; s < n_slots; ++s) {
+      const float* vrow = vb + s * v_stride + d0;
+      __m256 v[W];
+      for (int w = 0; w < W; ++w) v[w] = _mm256_loadu_ps(vrow + 8 * w);
+      for (int u = 0; u < U; ++u) {
+        const __m256 pu = _mm256_broadcast_ss(p[u] + s);
+        for (int w = 0; w < W; ++w) acc[u][w] = _mm256_fmadd_ps(pu, v[w], acc[u][w]);
+      }
+    }
+    for (int u = 0; u < U; ++u)
+      for (int w = 0; w < W; ++w) _mm256_storeu_ps(o[u] + d0 + 8 * w, acc[u][w]);
+  }
+}
+
+// One query's value update with W as wide as head_dim allows (independent chains).
+inline void accumulate_values_one(float* o, const float* p, float alpha, const float* vb, int64_t v_stride,
+                                  int n_slots, int head_dim) {
+  if (head_dim % 64 == 0) accumulate_values<1, 8>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
+  else if (head_dim % 32 == 0) accumulate_values<1, 4>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
+  else if (head_dim % 16 == 0) accumulate_values<1, 2>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
+  else accumulate_values<1, 1>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
+}
+
+// U (2..4) consecutive queries against one block: shared K loads in the scores, shared V loads
+// in the values (two ymm of features per query at a time when head_dim allows).
+template <int U>
+inline void tile_unit(const float* const* q, float* const* o, QueryState* st, const int* visible, const float* kb,
+                      const float* vb, int64_t v_stride, int head_dim, float scale) {
+  const float* kbs[U];
+  for (int u = 0; u < U; ++u) kbs[u] = kb;
+  float scores[U][kBlock], p[U][kBlock], alpha[U];
+  block_scores<U>(q, kbs, head_dim, scores);
+  const float* pp[U];
+  int n_slots = 0;
+  for (int u = 0; u < U; ++u) {
+    alpha[u] = fold_block(scores[u], std::clamp(visible[u], 0, kBlock), scale, st[u], p[u]);
+    pp[u] = p[u];
+    n_slots = std::max(n_slots, std::min(visible[u], kBlock));
+  }
+  if (head_dim % 16 == 0) accumulate_values<U, 2>(o, pp, alpha, vb, v_stride, n_slots, head_dim);
+  else accumulate_values<U, 1>(o, pp, alpha, vb, v_stride, n_slots, head_dim);
+}
+
+}  // namespace
+
+bool attention_tile_supported(const KvLayerView& kv, int head_dim) {
+  return kv.block_size == kBlock && head_dim % 8 == 0 && head_dim > 0 && head_dim <= kAttentionMaxHeadDim;
+}
+
+void attention_tile_avx2(const float* q, int64_t q_stride, int n_tokens, const KvLayerView& kv,
+                         const int32_t* block_table, int64_t pos_first, int kv_head, int head_dim, float* out,
+                         int64_t out_stride) {
+  const float scale = 1.0f / std::sqrt(float(head_dim));
+  const int64_t dim = kv.kv_dim, head_off = int64_t(kv_head) * head_dim;
+  auto k_block = [&](int64_t b) { return kv.k + (int64_t(block_table[b]) * dim + head_off) * kBlock; };
+  auto v_block = [&](int64_t b) { return kv.v + int64_t(block_table[b]) * kBlock * dim + head_off; };
+  alignas(32) float o_buf[kAttentionTileTokens * kAttentionMaxHeadDim];
+  QueryState st[kAttentionTileTokens];
+  const float* qs[kAttentionTileTokens];
+  float* os[kAttentionTileTokens];
+  for (int t = 0; t < n_tokens; ++t) {
+    st[t] = {-std::numeric_limits<float>::infinity(), 0.0f};
+    qs[t] = q + t * q_stride;
+    os[t] = o_buf + t * head_dim;
+    std::fill_n(os[t], head_dim, 0.0f);
+  }
+  const int64_t pos_last = pos_first + n_tokens - 1, n_blocks = pos_last / kBlock + 1;
+  if (n_tokens == 1) {
+    // Decoding: scores of up to 4 blocks at once (independent chains), folded in order.
+    const int64_t full = pos_first / kBlock;  // blocks before the query's own block are whole
+    for (int64_t b0 = 0; b0 < n_blocks; b0 += 4) {
+      const int rows = int(std::min<int64_t>(4, n_blocks - b0));
+      for (int64_t b = b0 + 4; b < std::min(b0 + 8, n_blocks); ++b) prefetch_block(k_block(b), v_block(b), dim, head_dim);
+      const float* kbs[4];
+      for (int r = 0; r < rows; ++r) kbs[r] = k_block(b0 + r);
+      const float* qq[4] = {qs[0], qs[0], qs[0], qs[0]};
+      float scores[4][kBlock], p[kBlock];
+      switch (rows) {
+        case 4: block_scores<4>(qq, kbs, head_dim, scores); break;
+        case 3: block_scores<3>(qq, kbs, head_dim, scores); break;
+        case 2: block_scores<2>(qq, kbs, head_dim, scores); break;
+        default: block_scores<1>(qq, kbs, head_dim, scores); break;
+      }
+      for (int r = 0; r < rows; ++r) {
+        const int64_t b = b0 + r;
+        const int visible = b < full ? kBlock : int(pos_first - b * kBlock + 1);
+        const float alpha = fold_block(scores[r], visible, scale, st[0], p);
+        accumulate_values_one(os[0], p, alpha, v_block(b), dim, visible, head_dim);
+      }
+    }
+  } else {
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const float* kb = k_block(b);
+      const float* vb = v_block(b);
+      if (b + 1 < n_blocks) prefetch_block(k_block(b + 1), v_block(b + 1), dim, head_dim);
+      // Queries before this block's first position see none of it.
+      int t = int(std::max<int64_t>(0, b * kBlock - pos_first));
+      for (; t < n_tokens; t += 4) {
+        const int units = std::min(4, n_tokens - t);
+        int visible[4];
+        for (int u = 0; u < units; ++u) visible[u] = int(std::min<int64_t>(kBlock, pos_first + t + u - b * kBlock + 1));
+        switch (units) {
+          case 4: tile_unit<4>(qs + t, os + t, st + t, visible, kb, vb, dim, head_dim, scale); break;
+          case 3: tile_unit<3>(qs + t, os + t, st + t, visible, kb, vb, dim, head_dim, scale); break;
+          case 2: tile_unit<2>(qs + t, os + t, st + t, visible, kb, vb, dim, head_dim, scale); break;
+          default: {
+            float scores[1][kBlock], p[kBlock];
+            block_scores<1>(qs + t, &kb, head_dim, scores);
+            const float alpha = fold_block(scores[0], visible[0], scale, st[t], p);
+            accumulate_values_one(os[t], p, alpha, vb, dim, visible[0], head_dim);
+          }
+        }
+      }
+    }
+  }
+  for (int t = 0; t < n_tokens; ++t) {
+    const __m256 inv = _mm256_set1_ps(1.0f / st[t].l);
+    float* dst = out + t * out_stride;
+    for (int d = 0; d < head_dim; d += 8) _mm256_storeu_ps(dst + d, _mm256_mul_ps(_mm256_loadu_ps(os[t] + d), inv));
+  }
+}
+
+}  // namespace sluice::kernels
