@@ -25,6 +25,7 @@ ShedLadderSettings ladder_settings(const ShedLadderConfig& c, std::size_t classe
   s.enabled = c.enabled();
   s.utilisation = c.utilisation();
   s.recover_utilisation = c.recover_utilisation();
+  s.growth = c.growth();
   s.sustain = to_nanos(c.sustain());
   s.cooldown = to_nanos(c.cooldown());
   s.max_backlog = to_nanos(c.max_backlog());
@@ -189,6 +190,7 @@ Status PriorityRouter::admit(const RequestPtr& request, const std::string& sourc
     std::lock_guard lock(mu_);
     ClassState& c = classes_[cls];
     if (shed_by_ladder_locked(cls)) {
+      c.ladder_refused.record(now);  // the demand the level turns away: its calm test counts it
       refusal = Status::Error(StatusCode::kOverloaded,
                               "class '" + c.policy.name + "' is shed: the pipeline is overloaded (shedding level " +
                                   std::to_string(ladder_.level()) + ")",
@@ -201,6 +203,7 @@ Status PriorityRouter::admit(const RequestPtr& request, const std::string& sourc
     } else if (refusal = token_budget_refusal_locked(cls, tokens); refusal.ok()) {
       ++c.reserved;
       c.reserved_tokens += tokens;
+      c.admitted_rate.record(now);
       ++c.counts.admitted;
       if (c.m_admitted) c.m_admitted->inc();
       auto d = std::find(deferrable_sources_.begin(), deferrable_sources_.end(), source);
@@ -437,19 +440,27 @@ void PriorityRouter::tick(Nanos now) {
       interval_start_ = now;
       last_busy_fraction_ = busy;
       if (token_budget_) sample_prefill_rate_locked(now);
-      std::int64_t queued = 0;
-      double rate = 0;
-      for (const auto& c : classes_) {
-        queued += c.reserved;
-        rate += c.drained.rate_at(now);
-      }
+      int before = ladder_.level();
       ShedLadder::Sample s;
       s.now = now;
       s.busy_fraction = busy;
-      s.first_class_depth = classes_[0].reserved;
-      s.queued = queued;
-      s.backlog_seconds = queued == 0 ? 0 : rate <= 0 ? 1e9 : static_cast<double>(queued) / rate;
-      int before = ladder_.level();
+      for (std::size_t i = 0; i < classes_.size(); ++i) {
+        const ClassState& c = classes_[i];
+        s.queued += c.reserved;
+        s.outflow += c.drained.rate_at(now);
+        // Inflow of the classes the level admits: a class just shed stops counting at once,
+        // instead of its admissions of the last seconds fading out of the average.
+        if (!shed_by_ladder_locked(i)) s.inflow += c.admitted_rate.rate_at(now);
+      }
+      s.first_class_inflow = classes_[0].admitted_rate.rate_at(now);
+      s.first_class_outflow = classes_[0].drained.rate_at(now);
+      if (before > 0) {
+        // One level lower admits this class again: its demand is what it was admitted at
+        // before the level rose (fading) plus what the level refuses now (rising).
+        const ClassState& next = classes_[classes_.size() - static_cast<std::size_t>(before)];
+        s.readmit_inflow = next.admitted_rate.rate_at(now) + next.ladder_refused.rate_at(now);
+      }
+      s.backlog_seconds = s.queued == 0 ? 0 : s.outflow <= 0 ? 1e9 : static_cast<double>(s.queued) / s.outflow;
       int level = ladder_.observe(s);
       if (m_level_) m_level_->set(level);
       if (m_busy_) m_busy_->set(busy);

@@ -31,6 +31,11 @@
 // request whose class and the classes ahead are empty. The 429's Retry-After is the excess
 // tokens / the rate.
 //
+// The shedding ladder (shed_ladder.h) is fed every evaluate_every: the busy fraction of
+// max_running, the admitted and let-on request rates (decayed over 5s; admitted only for the
+// classes the level still admits), the same for the first class, the rate the level refuses
+// in the class one level lower would readmit, and the backlog (queued / let-on rate).
+//
 // Every decision is counted per class (sluice_admission_*_total{node,class}); the ladder level
 // is the gauge sluice_shed_level{node} and appears in readiness_detail().
 //
@@ -135,6 +140,8 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
     std::int64_t reserved_tokens = 0;  // their estimated prompt tokens (token budget only)
     std::int64_t running = 0;
     RateMeter drained;          // requests let on per second
+    RateMeter admitted_rate;    // requests admitted per second (the ladder's inflow)
+    RateMeter ladder_refused;   // requests the shedding level refused per second
     std::int64_t wrr_current = 0;
     ClassCounts counts;
     Counter* m_admitted = nullptr;

@@ -3,13 +3,14 @@
 namespace sluice {
 
 int ShedLadder::observe(const Sample& x) {
-  bool rising = have_previous_ && x.first_class_depth > previous_depth_;
-  previous_depth_ = x.first_class_depth;
-  have_previous_ = true;
   if (!s_.enabled) return level_;
   double max_backlog = nanos_to_seconds(s_.max_backlog);
-  bool overloaded = x.busy_fraction >= s_.utilisation && (rising || x.backlog_seconds > max_backlog);
-  bool calm = x.busy_fraction < s_.recover_utilisation || (!rising && x.backlog_seconds < max_backlog / 2);
+  bool first_grows = grows(x.first_class_inflow, x.first_class_outflow);
+  bool overloaded = x.busy_fraction >= s_.utilisation &&
+                    (grows(x.inflow, x.outflow) || first_grows || x.backlog_seconds > max_backlog);
+  // Calm: one level lower would not make the backlog grow (the demand it refuses counted in).
+  bool calm = x.busy_fraction < s_.recover_utilisation ||
+              (!grows(x.inflow + x.readmit_inflow, x.outflow) && !first_grows && x.backlog_seconds < max_backlog / 2);
   if (overloaded) {
     calm_since_ = -1;
     if (overload_since_ < 0) overload_since_ = x.now;

@@ -42,6 +42,7 @@ inline void set_schema_shedding(ShedLadderConfig& sh) {
   sh.set_enabled(true);
   sh.set_utilisation(0.9);
   sh.set_recover_utilisation(0.75);
+  sh.set_growth(0.2);
   sh.mutable_sustain()->set_seconds(2);
   sh.mutable_cooldown()->set_seconds(5);
   sh.mutable_max_backlog()->set_seconds(10);

@@ -97,11 +97,23 @@ struct OverloadReplay : AdmissionFixture {
       if (!in_service_ && !stage_fifo_.empty()) begin_service();
       router->tick(now);
       batcher->tick(now);
+      watch_level(now - start);
       if (!in_service_ && !stage_fifo_.empty()) begin_service();
       if (now - start >= s_.arrivals_for && admitted_open_ == 0) break;
       ASSERT_LT(now - start, 600 * kNanosPerSecond) << "the replay did not drain";
       clock.advance(step);
     }
+  }
+
+  // The shedding level over the run: when it first left 0, its highest, and how often it
+  // changed while arrivals lasted (a flapping ladder changes it again and again).
+  void watch_level(Nanos since_start) {
+    int level = router->shed_level();
+    if (level == level_) return;
+    if (level_ == 0 && first_shed_at < 0) first_shed_at = since_start;
+    if (since_start < s_.arrivals_for) ++level_changes;
+    level_ = level;
+    max_level = std::max(max_level, level);
   }
 
   void arrive(int cls) {
@@ -156,6 +168,8 @@ struct OverloadReplay : AdmissionFixture {
   std::vector<Refusal> p0_refusals;
   int batches = 0;
   std::size_t batch_sizes = 0;
+  Nanos first_shed_at = -1;  // since the start; -1: never
+  int max_level = 0, level_changes = 0;
   std::unique_ptr<PriorityRouter> router;
   std::unique_ptr<DynamicBatcher> batcher;
 
@@ -168,6 +182,7 @@ struct OverloadReplay : AdmissionFixture {
   int admitted_open_ = 0;
   int p0_admitted_since_service_start_ = 0;
   std::unordered_map<std::uint64_t, Nanos> admitted_at_;
+  int level_ = 0;
 };
 
 const Nanos kCycle = 1240 * kNanosPerMilli;  // time(128) of the bench's curve
@@ -241,6 +256,47 @@ TEST(OverloadReplay, SustainedOverloadAgedWorkDoesNotTakeP0Places) {
   }
   EXPECT_LE(refused[1], refused[0] + refused[0] / 20) << "aging costs P0 more than 5% extra refusals";
   EXPECT_LE(leftover, 3);
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// The shedding ladder on the bench's load levels (30s of arrivals each). At 0.5x and 1x of the
+// stage's capacity (128 / 1.24s = 103/s) nothing is shed and the ladder stays at 0; at 2x the
+// P2 backlog grows by about 100 requests/s, and the ladder sheds P2 within seconds and then
+// holds level 1 (P0 + P1 alone are about the capacity: no further step, no fall), with every P0
+// answered within one cycle of its arrival.
+TEST(OverloadReplay, LadderShedsP2AtTwiceCapacityAndNothingAtHalfOrFullLoad) {
+  for (std::uint32_t seed = 1; seed <= 3; ++seed) {
+    for (double rate : {50.0, 100.0}) {
+      OverloadReplay::Settings s;
+      s.seed = seed;
+      s.rate = rate;
+      s.arrivals_for = 30 * kNanosPerSecond;
+      OverloadReplay x(s);
+      x.run();
+      EXPECT_EQ(x.max_level, 0) << "seed " << seed << ", " << rate << "/s: level left 0 at "
+                                << nanos_to_seconds(x.first_shed_at) << "s";
+      for (int c = 0; c < 3; ++c) EXPECT_EQ(x.tally[c].refused, 0) << "seed " << seed << ", " << rate << "/s, class " << c;
+    }
+    OverloadReplay::Settings s;
+    s.seed = seed;
+    s.rate = 200;
+    s.arrivals_for = 30 * kNanosPerSecond;
+    OverloadReplay x(s);
+    x.run();
+    EXPECT_GE(x.first_shed_at, 2 * kNanosPerSecond) << "seed " << seed << ": overload must be sustained first";
+    EXPECT_LE(x.first_shed_at, 5 * kNanosPerSecond) << "seed " << seed;
+    EXPECT_EQ(x.max_level, 1) << "seed " << seed;
+    EXPECT_EQ(x.level_changes, 1) << "seed " << seed << ": the level flapped";
+    EXPECT_GT(x.tally[2].refused, x.tally[2].sent / 2) << "seed " << seed;
+    EXPECT_EQ(x.tally[0].refused, 0) << "seed " << seed;
+    EXPECT_EQ(x.tally[1].refused, 0) << "seed " << seed;
+    EXPECT_LE(x.tally[0].worst_wait, kCycle + 400 * kNanosPerMilli) << "seed " << seed;
+  }
 }
 
 }  // namespace
