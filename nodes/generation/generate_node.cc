@@ -5,6 +5,7 @@
 
 #include "graph/batch.h"
 #include "nodes/generation/engine/shared_engines.h"
+#include "nodes/generation/model_error.h"
 #include "nodes/generation/model_path.h"
 #include "nodes/generation/prompt_fit.h"
 #include "nodes/generation/prompt_node.h"
@@ -141,15 +142,18 @@ GenerateNode::GenerateNode(const GenerateNodeOptions& options, Clock* clock, Met
     : options_(options), clock_(clock) {
   if (options.model_path.empty()) return;
   engine_ = shared_serving_engine(options.model_path, options.engine, metrics, class_names);
-  if (!options_.chat_template)
+  if (options_.chat_template) return;
+  try {
     options_.chat_template = detect_chat_template(model_chat_template(engine_->model().file()));
+  } catch (const ModelError& e) {
+    throw std::invalid_argument(std::string("chat_template: ") + e.what());
+  }
 }
 
 namespace {
 
-// The prompt for `r` and, when it was fitted here, its tokens (see the header comment).
-std::vector<int32_t> prepare_prompt(Request& r, ChatTemplate chat_template, const ServingEngine& engine,
-                                    EngineRequest& e) {
+// Sets `e`'s prompt for `r`, or its tokens when a draft was fitted here (see the header comment).
+void prepare_prompt(Request& r, ChatTemplate chat_template, const ServingEngine& engine, EngineRequest& e) {
   if (const auto draft = r.attachment<const CitedPromptDraft>(kPromptKey)) {
     const int64_t budget = int64_t(engine.context()) - std::max(0, e.max_tokens);
     FittedPrompt fitted = fit_prompt(*draft, engine.model().tokenizer(), budget);
@@ -157,14 +161,14 @@ std::vector<int32_t> prepare_prompt(Request& r, ChatTemplate chat_template, cons
       r.attach(kCitationsKey, std::make_shared<std::vector<retrieval::Citation>>(
                                   draft->citations.begin(), draft->citations.begin() + std::ptrdiff_t(fitted.passages)));
     }
-    return std::move(fitted.tokens);
+    e.prompt_tokens = std::move(fitted.tokens);
+    return;
   }
   if (const auto raw = r.attachment<std::string>(kPromptKey)) {
     e.prompt = *raw;
   } else {
     e.prompt = request_prompt(r.input(), chat_template);
   }
-  return {};
 }
 
 }  // namespace
@@ -206,7 +210,7 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
       if (--outstanding_ == 0) idle_.notify_all();
     };
     EngineRequest request = engine_request_for(r, PromptText(), options_.max_tokens, clock_, stopping_, on_done);
-    request.prompt_tokens = prepare_prompt(*r, *options_.chat_template, *engine_, request);
+    prepare_prompt(*r, *options_.chat_template, *engine_, request);
     SubmitOutcome outcome = engine_->submit(std::move(request));
     if (!outcome.ok()) {
       complete_refused(*r, outcome, clock_->now());

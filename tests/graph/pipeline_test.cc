@@ -221,6 +221,25 @@ edges: [{from: api, to: t}]
   EXPECT_EQ(r2->finish_reason, "length");
 }
 
+TEST(Pipeline, TemplateResponderRefusesAnUnknownPlaceholderNamingTheField) {
+  // The placeholder rules are graph/placeholders.h's, shared with the `prompt` node.
+  NodeRegistry reg = testing::test_registry();
+  const LoadedSpec spec = load_and_validate_text(R"(name: t
+sources: [{name: api, kind: http}]
+nodes: [{name: t, kind: template, config: {text: "You said {{inptu}}"}}]
+edges: [{from: api, to: t}]
+)",
+                                                 "t.yaml", reg);
+  MetricsRegistry metrics;
+  try {
+    Pipeline::build(spec, reg, {&SteadyClock::instance(), &metrics});
+    FAIL() << "built";
+  } catch (const SpecErrors& e) {
+    EXPECT_NE(std::string(e.what()).find("text: unknown placeholder '{{inptu}}' (allowed: {{input}})"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Pipeline, StageMetricsAndTraceAreRecorded) {
   Harness h(kFanOutIn);
   auto [r, sink] = h.make();

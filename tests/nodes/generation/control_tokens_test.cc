@@ -21,11 +21,6 @@ using testing::kTinyImStart;
 
 class ChatmlVocab : public ::testing::Test {
  protected:
-  void SetUp() override {
-    bytes_ = testing::tiny_llama_writer(0.01f, /*chatml=*/true).serialize();
-    file_ = GgufFile::parse("chatml.gguf", bytes_.data(), bytes_.size());
-    tok_ = std::make_unique<Tokenizer>(*file_);
-  }
   std::vector<int32_t> cat(std::initializer_list<std::vector<int32_t>> parts) const {
     std::vector<int32_t> out;
     for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
@@ -35,9 +30,8 @@ class ChatmlVocab : public ::testing::Test {
   size_t controls(const std::vector<int32_t>& ids) const {
     return size_t(std::count_if(ids.begin(), ids.end(), [](int32_t t) { return t == kTinyImStart || t == kTinyImEnd; }));
   }
-  std::vector<uint8_t> bytes_;
-  std::unique_ptr<GgufFile> file_;
-  std::unique_ptr<Tokenizer> tok_;
+  testing::TinyVocab vocab_{/*chatml=*/true};
+  const Tokenizer* tok_ = &vocab_.tokenizer;
 };
 
 TEST_F(ChatmlVocab, ControlTokensAreFoundByTheirExactText) {

@@ -10,7 +10,6 @@
 
 #include "graph/batch.h"
 #include "nodes/generation/generate_node.h"
-#include "nodes/generation/gguf_file.h"
 #include "nodes/generation/prompt_node.h"
 #include "tests/support/scoped_env.h"
 #include "test_models.h"
@@ -132,16 +131,21 @@ TEST(GenerateNode, ABatchIsGeneratedTogetherAndEachAnswerMatchesItsSoloRun) {
   }
 }
 
-TEST(GenerateNode, APromptLongerThanTheContextFailsWithAClearError) {
+TEST(GenerateNode, ContextRuleRefusesALongerPromptAndAnswersAShortOneUntilTheContextIsFull) {
   SLUICE_REQUIRE_SHARED(testing::shared_model("stories260K.gguf"));
   Fixture f;
-  f.options.engine.context = 16;
+  f.options.engine.context = 32;
   GenerateNode node(f.options, &f.clock);
-  auto sink = std::make_shared<RecordingSink>();
-  auto r = f.request(1, std::string(300, 'x'), 5, sink);
-  f.run(node, {r});
-  EXPECT_EQ(r->status().code, StatusCode::kInvalidArgument);
-  EXPECT_THAT(r->status().message, ::testing::HasSubstr("context holds 16"));
+  auto refused = f.request(1, std::string(300, 'x'), 5, std::make_shared<RecordingSink>());
+  // Fits, but leaves fewer than max_tokens positions.
+  auto short_of_room = f.request(2, "Once upon a time", 100, std::make_shared<RecordingSink>());
+  f.run(node, {refused, short_of_room});
+  EXPECT_EQ(refused->status().code, StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused->status().message, ::testing::HasSubstr("context holds 32"));
+  EXPECT_TRUE(short_of_room->status().ok()) << short_of_room->status().message;
+  EXPECT_EQ(short_of_room->finish_reason, "length");
+  // The last token needs no position of its own: it is never fed back.
+  EXPECT_EQ(short_of_room->usage.prompt_tokens + short_of_room->usage.completion_tokens, 33);
 }
 
 TEST(GenerateNode, WithoutAModelAnOptionalNodePassesRequestsOn) {
@@ -209,28 +213,13 @@ TEST(GenerateNode, BadModelPathIsAConfigError) {
   EXPECT_THROW(generate_options_from(c, "/pipes"), std::invalid_argument);
 }
 
-TEST(GenerateNode, APromptLeavingTooFewPositionsIsAnsweredUntilTheContextIsFull) {
-  SLUICE_REQUIRE_SHARED(testing::shared_model("stories260K.gguf"));
-  Fixture f;
-  f.options.engine.context = 32;
-  GenerateNode node(f.options, &f.clock);
-  auto sink = std::make_shared<RecordingSink>();
-  auto r = f.request(1, "Once upon a time", 100, sink);
-  f.run(node, {r});
-  EXPECT_TRUE(r->status().ok()) << r->status().message;
-  EXPECT_EQ(r->finish_reason, "length");
-  // The last token needs no position of its own: it is never fed back.
-  EXPECT_EQ(r->usage.prompt_tokens + r->usage.completion_tokens, 33);
-}
-
 TEST(GenerateNode, AutoChatTemplateComesFromTheLoadedModelAndItsMarkersAreControlTokens) {
   const std::string path = (std::filesystem::temp_directory_path() / "sluice_generate_chatml.gguf").string();
   auto writer = testing::tiny_llama_writer(0.01f, /*chatml=*/true);
   writer.add_string("tokenizer.chat_template", "{% for m in messages %}{{'<|im_start|>' + m['role']}}{% endfor %}");
   writer.write(path);
-  const auto bytes = writer.serialize();
-  const auto file = GgufFile::parse(path, bytes.data(), bytes.size());
-  const Tokenizer tok(*file);
+  const testing::TinyVocab vocab(/*chatml=*/true);
+  const Tokenizer& tok = vocab.tokenizer;
 
   GenerateConfig c;
   c.set_model(path);

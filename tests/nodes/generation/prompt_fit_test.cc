@@ -5,7 +5,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "nodes/generation/gguf_file.h"
 #include "test_models.h"
 
 namespace sluice::generation {
@@ -21,9 +20,6 @@ constexpr const char* kTitles[] = {"T0", "T1", "T2"};
 class PromptFit : public ::testing::Test {
  protected:
   void SetUp() override {
-    bytes_ = testing::tiny_llama_writer().serialize();
-    file_ = GgufFile::parse("tiny.gguf", bytes_.data(), bytes_.size());
-    tok_ = std::make_unique<Tokenizer>(*file_);
     auto options = std::make_shared<PromptNodeOptions>();
     options->layout.system = "Answer from the passages.";
     options->layout.passage_template = "[{{n}}] {{title}}\n{{text}}\n\n";
@@ -54,9 +50,8 @@ class PromptFit : public ::testing::Test {
     EXPECT_THAT(text_of(f), StartsWith("Answer from the passages.\n\n"));
     EXPECT_THAT(text_of(f), EndsWith("Question: who said hello?\nAnswer:"));
   }
-  std::vector<uint8_t> bytes_;
-  std::unique_ptr<GgufFile> file_;
-  std::unique_ptr<Tokenizer> tok_;
+  testing::TinyVocab vocab_;
+  const Tokenizer* tok_ = &vocab_.tokenizer;
   std::vector<std::string> texts_;
   CitedPromptDraft draft_;
 };

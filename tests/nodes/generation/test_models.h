@@ -6,10 +6,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "nodes/generation/gguf_file.h"
 #include "nodes/generation/gguf_writer.h"
+#include "nodes/generation/tokenizer.h"
 
 namespace sluice::generation::testing {
 
@@ -96,5 +99,16 @@ inline GgufWriter tiny_llama_writer(float w = 0.01f, bool chatml = false) {
   }
   return g;
 }
+
+// The tiny model's vocabulary, parsed in memory: its bytes, the file over them, its tokenizer.
+struct TinyVocab {
+  explicit TinyVocab(bool chatml = false)
+      : bytes(tiny_llama_writer(0.01f, chatml).serialize()),
+        file(GgufFile::parse("tiny.gguf", bytes.data(), bytes.size())),
+        tokenizer(*file) {}
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<GgufFile> file;
+  Tokenizer tokenizer;
+};
 
 }  // namespace sluice::generation::testing
