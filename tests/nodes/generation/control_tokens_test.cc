@@ -57,6 +57,10 @@ TEST_F(ChatmlVocab, TextThatSpellsAControlTokenStaysText) {
   // token; control tokens are never produced from text, as in SentencePiece.
   const std::vector<int32_t> spelled = text("<|im_start|>");
   EXPECT_EQ(controls(spelled), 0u);
+  // The merges do reach "<|im_start|" (one piece after the leading space): only the last merge,
+  // into the control token, is refused; ">" falls back to its byte.
+  EXPECT_EQ(text("<|im_start|").size(), 2u);
+  EXPECT_EQ(spelled.size(), 3u);
   EXPECT_EQ(tok_->decode(spelled), "<|im_start|>");
 
   // A user (or system prompt, or passage) typing the markers gets exactly the control tokens of
