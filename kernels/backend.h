@@ -29,12 +29,15 @@ struct MatrixView {
 // One layer's key and value pools. Values: block b, slot s, feature f at
 // (b*block_size + s)*kv_dim + f. Keys are stored transposed within a block, feature-major:
 // (b*kv_dim + f)*block_size + s, so one query's scores against a block are block_size-wide
-// vector operations. Only kv_store and attention touch the layout.
+// vector operations. Elements are `type`: kF32 (float) or kF16 (IEEE half, written rounded to
+// nearest even; half the bytes for attention to read). Only kv_store and attention touch the
+// layout.
 struct KvLayerView {
-  float* k = nullptr;
-  float* v = nullptr;
+  void* k = nullptr;
+  void* v = nullptr;
   int block_size = 0;
   int kv_dim = 0;  // n_kv_heads * head_dim
+  DType type = DType::kF32;
 };
 
 struct AttentionShape {

@@ -13,7 +13,7 @@
 //
 //   engine_bench --synth 110m:q8_0 [-t 2] [--streams 1,4,8,16] [--prompt 128] [--gen 128]
 //                [--reps 3] [--prefix 2000] [--itl-streams 8] [--interleaved 32] [--slack 0.8]
-//                [--min-chunk 4] [--only-itl] [MODEL.gguf]
+//                [--min-chunk 4] [--only-itl] [--kv f32|f16] [MODEL.gguf]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -116,9 +116,11 @@ double aggregate_rate(const LlamaModel& model, const EngineOptions& o, int strea
   return tokens / secs(all_first, end);
 }
 
-double single_stream_generator(const LlamaModel& model, int threads, int prompt, int gen, std::mt19937& rng) {
+double single_stream_generator(const LlamaModel& model, int threads, sluice::kernels::DType kv_type, int prompt, int gen,
+                               std::mt19937& rng) {
   GeneratorOptions go;
   go.threads = threads;
+  go.kv_type = kv_type;
   Generator g(model, go);
   const auto tokens = random_tokens(rng, prompt, model.config().vocab_size, model.tokenizer().bos());
   g.forward(tokens, 0);
@@ -133,6 +135,7 @@ int main(int argc, char** argv) {
   int threads = 2, prompt = 128, gen = 128, reps = 3, prefix = 2000, itl_streams = 8, interleaved = 32;
   double slack = 0.8;
   int min_chunk = 4;
+  sluice::kernels::DType kv_type = EngineOptions{}.kv_type;
   bool run_throughput = true, run_prefix = true;
   std::vector<int> stream_counts = {1, 4, 8, 16};
   std::string model_path, synth, dir = "/tmp/sluice-synth";
@@ -149,6 +152,7 @@ int main(int argc, char** argv) {
     else if (a == "--slack") slack = std::stod(next());
     else if (a == "--only-itl") run_throughput = run_prefix = false;
     else if (a == "--min-chunk") min_chunk = std::stoi(next());
+    else if (a == "--kv") kv_type = next() == "f16" ? sluice::kernels::DType::kF16 : sluice::kernels::DType::kF32;
     else if (a == "--synth") synth = next();
     else if (a == "--streams") {
       stream_counts.clear();
@@ -181,14 +185,16 @@ int main(int argc, char** argv) {
   o.interleaved_prefill = interleaved;
   o.prefill_itl_slack = slack;
   o.min_prefill_chunk = min_chunk;
+  o.kv_type = kv_type;
   o.model_id = model_path;
   o.kv_budget_bytes = size_t(2) << 30;
-  std::printf("model %s, %d threads, prompt %d, gen %d, %d reps (median)\n\n", model_path.c_str(), threads, prompt, gen, reps);
+  std::printf("model %s, %d threads, prompt %d, gen %d, %d reps (median), KV %s\n\n", model_path.c_str(), threads, prompt,
+              gen, reps, kv_type == sluice::kernels::DType::kF16 ? "f16" : "f32");
 
   // 1. Aggregate generation.
   if (run_throughput) {
   std::vector<double> solo;
-  for (int r = 0; r < reps; ++r) solo.push_back(single_stream_generator(*model, threads, prompt, gen, rng));
+  for (int r = 0; r < reps; ++r) solo.push_back(single_stream_generator(*model, threads, kv_type, prompt, gen, rng));
   const double solo_rate = median(solo);
   std::printf("| streams | aggregate tg tok/s | per stream | vs single-stream Generator (%.1f tok/s) |\n| --- | --- | --- | --- |\n", solo_rate);
   for (int streams : stream_counts) {

@@ -5,7 +5,7 @@
 // -d D (llama-bench's depth): both run after a D-token context (prefilled once, untimed), so pp
 // and tg include attention over D earlier positions (long-context prefill and decode).
 //
-//   gen_bench [-p 512] [-n 128] [-r 5] [-t 1,2] [-d 0] MODEL.gguf...
+//   gen_bench [-p 512] [-n 128] [-r 5] [-t 1,2] [-d 0] [--kv f32|f16] MODEL.gguf...
 //   gen_bench --synth 110m:q8_0 --dir /tmp/sluice-synth ...   (writes the synth file if absent)
 //   --cpu-time: rates from process CPU time instead of wall time (kernel tuning on a busy box)
 #include <sys/resource.h>
@@ -94,6 +94,7 @@ std::vector<int> parse_list(const char* s) {
 
 int main(int argc, char** argv) {
   int p = 512, n = 128, reps = 5, depth = 0;
+  sluice::kernels::DType kv_type = GeneratorOptions{}.kv_type;
   std::vector<int> threads = {1, 2};
   std::vector<std::string> models;
   std::string dir = "/tmp/sluice-synth";
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
     else if (a == "-d") depth = std::max(0, std::atoi(next()));
     else if (a == "--dir") dir = next();
     else if (a == "--cpu-time") g_cpu_time = true;
+    else if (a == "--kv") kv_type = std::string(next()) == "f16" ? sluice::kernels::DType::kF16 : sluice::kernels::DType::kF32;
     else if (a == "--synth") {
       const std::string spec = next();
       const auto colon = spec.find(':');
@@ -130,7 +132,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: gen_bench [-p 512] [-n 128] [-r 5] [-t 1,2] [--synth 110m:q8_0] MODEL.gguf...\n");
     return 2;
   }
-  std::printf("isa: %s\n\n", sluice::kernels::isa_name(sluice::kernels::default_isa()));
+  std::printf("isa: %s, KV %s\n\n", sluice::kernels::isa_name(sluice::kernels::default_isa()),
+              kv_type == sluice::kernels::DType::kF16 ? "f16" : "f32");
   const std::string at = depth > 0 ? " @ d" + std::to_string(depth) : "";
   std::printf("| model | threads | pp%d%s tok/s (median, min-max) | tg%d%s tok/s (median, min-max) | tg weight GB/s |\n", p,
               at.c_str(), n, at.c_str());
@@ -149,6 +152,7 @@ int main(int argc, char** argv) {
       for (int th : threads) {
         GeneratorOptions opts;
         opts.threads = th;
+        opts.kv_type = kv_type;
         opts.context = depth + std::max(p, n) + 1;
         Generator gen(*model, opts);
         std::vector<double> pp, tg;

@@ -2,6 +2,7 @@
 // online softmax (running max m, running sum l, unnormalised output O per query), so no
 // score row as long as the context is written and each 16-position K/V block is read from
 // memory once per tile of up to kAttentionTileTokens queries and reused from L1 by all of them.
+// F32 or F16 pools (F16 widened with F16C as it is loaded: half the bytes, same arithmetic).
 //
 // Work units of up to 4 rows: a row is (query, key block). Prompt tiles use 4 queries x one
 // block (the block's K and V loads serve 4 queries); decoding uses 1 query x 4 blocks (four
@@ -45,6 +46,10 @@ inline __m256 exp8(__m256 x) {
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
+// 8 consecutive elements of the pool as floats: F32 as they are, F16 widened with F16C.
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+
 inline float hmax(__m256 v) {
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
@@ -61,32 +66,20 @@ inline float hsum(__m256 v) {
 
 // scores[r][0..16) = q_r . K_r (unscaled) for R rows; K blocks are feature-major (16 slots per
 // feature). Each score is one FMA chain over the features in order.
-template <int R>
-inline void block_scores(const float* const* q, const float* const* kb, int head_dim, float (*scores)[kBlock]) {
+template <int R, class E>
+inline void block_scores(const float* const* q, const E* const* kb, int head_dim, float (*scores)[kBlock]) {
   __m256 lo[R], hi[R];
   for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
   for (int d = 0; d < head_dim; ++d) {
     for (int r = 0; r < R; ++r) {
       const __m256 qd = _mm256_broadcast_ss(q[r] + d);
-      lo[r] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kb[r] + d * kBlock), lo[r]);
-      hi[r] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kb[r] + d * kBlock + 8), hi[r]);
+      lo[r] = _mm256_fmadd_ps(qd, load8(kb[r] + d * kBlock), lo[r]);
+      hi[r] = _mm256_fmadd_ps(qd, load8(kb[r] + d * kBlock + 8), hi[r]);
     }
   }
   for (int r = 0; r < R; ++r) {
     _mm256_storeu_ps(scores[r], lo[r]);
     _mm256_storeu_ps(scores[r] + 8, hi[r]);
-  }
-}
-
-// Asks for a K/V block of one head ahead of its use, into L2. Each block's head slice starts a
-// new page (K: 4 KB at head_dim 64; V: 16 rows of head_dim floats, kv_dim apart), where the
-// hardware prefetchers stop, so without this every block starts with cold misses.
-inline void prefetch_block(const float* kb, const float* vb, int64_t v_stride, int head_dim) {
-  const char* k = reinterpret_cast<const char*>(kb);
-  for (int64_t off = 0; off < int64_t(head_dim) * kBlock * 4; off += 64) _mm_prefetch(k + off, _MM_HINT_T1);
-  for (int s = 0; s < kBlock; ++s) {
-    const char* v = reinterpret_cast<const char*>(vb + s * v_stride);
-    for (int64_t off = 0; off < int64_t(head_dim) * 4; off += 64) _mm_prefetch(v + off, _MM_HINT_T1);
   }
 }
 
@@ -113,7 +106,8 @@ inline float fold_block(const float* scores, int visible, float scale, QueryStat
   _mm256_storeu_ps(p, p_lo);
   _mm256_storeu_ps(p + 8, p_hi);
   // exp(-inf - m) clamps to e^-87 (not 0); O and l are still 0 then, so it does not matter.
-  const float alpha = _mm256_cvtss_f32(exp8(_mm256_set1_ps(st.m - m_new)));
+  // An unchanged max (most blocks of a long context) skips the exp: exp8(0) is exactly 1.
+  const float alpha = m_new == st.m ? 1.0f : _mm256_cvtss_f32(exp8(_mm256_set1_ps(st.m - m_new)));
   st.l = st.l * alpha + hsum(_mm256_add_ps(p_lo, p_hi));
   st.m = m_new;
   return alpha;
@@ -121,8 +115,8 @@ inline float fold_block(const float* scores, int visible, float scale, QueryStat
 
 // O_u = O_u * alpha_u + sum over slots s < n_slots of p_u[s] * V[s], for U queries, W ymm
 // (8 features each) at a time. Per element: one multiply, then one FMA chain over the slots.
-template <int U, int W>
-inline void accumulate_values(float* const* o, const float* const* p, const float* alpha, const float* vb,
+template <int U, int W, class E>
+inline void accumulate_values(float* const* o, const float* const* p, const float* alpha, const E* vb,
                               int64_t v_stride, int n_slots, int head_dim) {
   for (int d0 = 0; d0 < head_dim; d0 += 8 * W) {
     __m256 acc[U][W];
@@ -130,9 +124,9 @@ inline void accumulate_values(float* const* o, const float* const* p, const floa
       for (int w = 0; w < W; ++w)
         acc[u][w] = _mm256_mul_ps(_mm256_loadu_ps(o[u] + d0 + 8 * w), _mm256_set1_ps(alpha[u]));
     for (int s = 0; s < n_slots; ++s) {
-      const float* vrow = vb + s * v_stride + d0;
+      const E* vrow = vb + s * v_stride + d0;
       __m256 v[W];
-      for (int w = 0; w < W; ++w) v[w] = _mm256_loadu_ps(vrow + 8 * w);
+      for (int w = 0; w < W; ++w) v[w] = load8(vrow + 8 * w);
       for (int u = 0; u < U; ++u) {
         const __m256 pu = _mm256_broadcast_ss(p[u] + s);
         for (int w = 0; w < W; ++w) acc[u][w] = _mm256_fmadd_ps(pu, v[w], acc[u][w]);
@@ -144,23 +138,24 @@ inline void accumulate_values(float* const* o, const float* const* p, const floa
 }
 
 // One query's value update with W as wide as head_dim allows (independent chains).
-inline void accumulate_values_one(float* o, const float* p, float alpha, const float* vb, int64_t v_stride,
+template <class E>
+inline void accumulate_values_one(float* o, const float* p, float alpha, const E* vb, int64_t v_stride,
                                   int n_slots, int head_dim) {
-  if (head_dim % 64 == 0) accumulate_values<1, 8>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
-  else if (head_dim % 32 == 0) accumulate_values<1, 4>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
-  else if (head_dim % 16 == 0) accumulate_values<1, 2>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
-  else accumulate_values<1, 1>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
+  if (head_dim % 64 == 0) accumulate_values<1, 8, E>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
+  else if (head_dim % 32 == 0) accumulate_values<1, 4, E>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
+  else if (head_dim % 16 == 0) accumulate_values<1, 2, E>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
+  else accumulate_values<1, 1, E>(&o, &p, &alpha, vb, v_stride, n_slots, head_dim);
 }
 
 // U (2..4) consecutive queries against one block: shared K loads in the scores, shared V loads
 // in the values (two ymm of features per query at a time when head_dim allows).
-template <int U>
-inline void tile_unit(const float* const* q, float* const* o, QueryState* st, const int* visible, const float* kb,
-                      const float* vb, int64_t v_stride, int head_dim, float scale) {
-  const float* kbs[U];
+template <int U, class E>
+inline void tile_unit(const float* const* q, float* const* o, QueryState* st, const int* visible, const E* kb,
+                      const E* vb, int64_t v_stride, int head_dim, float scale) {
+  const E* kbs[U];
   for (int u = 0; u < U; ++u) kbs[u] = kb;
   float scores[U][kBlock], p[U][kBlock], alpha[U];
-  block_scores<U>(q, kbs, head_dim, scores);
+  block_scores<U, E>(q, kbs, head_dim, scores);
   const float* pp[U];
   int n_slots = 0;
   for (int u = 0; u < U; ++u) {
@@ -168,23 +163,28 @@ inline void tile_unit(const float* const* q, float* const* o, QueryState* st, co
     pp[u] = p[u];
     n_slots = std::max(n_slots, std::min(visible[u], kBlock));
   }
-  if (head_dim % 16 == 0) accumulate_values<U, 2>(o, pp, alpha, vb, v_stride, n_slots, head_dim);
-  else accumulate_values<U, 1>(o, pp, alpha, vb, v_stride, n_slots, head_dim);
+  if (head_dim % 16 == 0) accumulate_values<U, 2, E>(o, pp, alpha, vb, v_stride, n_slots, head_dim);
+  else accumulate_values<U, 1, E>(o, pp, alpha, vb, v_stride, n_slots, head_dim);
 }
 
 }  // namespace
 
 bool attention_tile_supported(const KvLayerView& kv, int head_dim) {
-  return kv.block_size == kBlock && head_dim % 8 == 0 && head_dim > 0 && head_dim <= kAttentionMaxHeadDim;
+  return (kv.type == DType::kF32 || kv.type == DType::kF16) && kv.block_size == kBlock && head_dim % 8 == 0 && head_dim > 0 && head_dim <= kAttentionMaxHeadDim;
 }
 
-void attention_tile_avx2(const float* q, int64_t q_stride, int n_tokens, const KvLayerView& kv,
+namespace {
+
+template <class E>
+void attention_tile_impl(const float* q, int64_t q_stride, int n_tokens, const KvLayerView& kv,
                          const int32_t* block_table, int64_t pos_first, int kv_head, int head_dim, float* out,
                          int64_t out_stride) {
   const float scale = 1.0f / std::sqrt(float(head_dim));
   const int64_t dim = kv.kv_dim, head_off = int64_t(kv_head) * head_dim;
-  auto k_block = [&](int64_t b) { return kv.k + (int64_t(block_table[b]) * dim + head_off) * kBlock; };
-  auto v_block = [&](int64_t b) { return kv.v + int64_t(block_table[b]) * kBlock * dim + head_off; };
+  const E* k_pool = static_cast<const E*>(kv.k);
+  const E* v_pool = static_cast<const E*>(kv.v);
+  auto k_block = [&](int64_t b) { return k_pool + (int64_t(block_table[b]) * dim + head_off) * kBlock; };
+  auto v_block = [&](int64_t b) { return v_pool + int64_t(block_table[b]) * kBlock * dim + head_off; };
   alignas(32) float o_buf[kAttentionTileTokens * kAttentionMaxHeadDim];
   QueryState st[kAttentionTileTokens];
   const float* qs[kAttentionTileTokens];
@@ -201,16 +201,15 @@ void attention_tile_avx2(const float* q, int64_t q_stride, int n_tokens, const K
     const int64_t full = pos_first / kBlock;  // blocks before the query's own block are whole
     for (int64_t b0 = 0; b0 < n_blocks; b0 += 4) {
       const int rows = int(std::min<int64_t>(4, n_blocks - b0));
-      for (int64_t b = b0 + 4; b < std::min(b0 + 8, n_blocks); ++b) prefetch_block(k_block(b), v_block(b), dim, head_dim);
-      const float* kbs[4];
+      const E* kbs[4];
       for (int r = 0; r < rows; ++r) kbs[r] = k_block(b0 + r);
       const float* qq[4] = {qs[0], qs[0], qs[0], qs[0]};
       float scores[4][kBlock], p[kBlock];
       switch (rows) {
-        case 4: block_scores<4>(qq, kbs, head_dim, scores); break;
-        case 3: block_scores<3>(qq, kbs, head_dim, scores); break;
-        case 2: block_scores<2>(qq, kbs, head_dim, scores); break;
-        default: block_scores<1>(qq, kbs, head_dim, scores); break;
+        case 4: block_scores<4, E>(qq, kbs, head_dim, scores); break;
+        case 3: block_scores<3, E>(qq, kbs, head_dim, scores); break;
+        case 2: block_scores<2, E>(qq, kbs, head_dim, scores); break;
+        default: block_scores<1, E>(qq, kbs, head_dim, scores); break;
       }
       for (int r = 0; r < rows; ++r) {
         const int64_t b = b0 + r;
@@ -221,9 +220,8 @@ void attention_tile_avx2(const float* q, int64_t q_stride, int n_tokens, const K
     }
   } else {
     for (int64_t b = 0; b < n_blocks; ++b) {
-      const float* kb = k_block(b);
-      const float* vb = v_block(b);
-      if (b + 1 < n_blocks) prefetch_block(k_block(b + 1), v_block(b + 1), dim, head_dim);
+      const E* kb = k_block(b);
+      const E* vb = v_block(b);
       // Queries before this block's first position see none of it.
       int t = int(std::max<int64_t>(0, b * kBlock - pos_first));
       for (; t < n_tokens; t += 4) {
@@ -231,12 +229,12 @@ void attention_tile_avx2(const float* q, int64_t q_stride, int n_tokens, const K
         int visible[4];
         for (int u = 0; u < units; ++u) visible[u] = int(std::min<int64_t>(kBlock, pos_first + t + u - b * kBlock + 1));
         switch (units) {
-          case 4: tile_unit<4>(qs + t, os + t, st + t, visible, kb, vb, dim, head_dim, scale); break;
-          case 3: tile_unit<3>(qs + t, os + t, st + t, visible, kb, vb, dim, head_dim, scale); break;
-          case 2: tile_unit<2>(qs + t, os + t, st + t, visible, kb, vb, dim, head_dim, scale); break;
+          case 4: tile_unit<4, E>(qs + t, os + t, st + t, visible, kb, vb, dim, head_dim, scale); break;
+          case 3: tile_unit<3, E>(qs + t, os + t, st + t, visible, kb, vb, dim, head_dim, scale); break;
+          case 2: tile_unit<2, E>(qs + t, os + t, st + t, visible, kb, vb, dim, head_dim, scale); break;
           default: {
             float scores[1][kBlock], p[kBlock];
-            block_scores<1>(qs + t, &kb, head_dim, scores);
+            block_scores<1, E>(qs + t, &kb, head_dim, scores);
             const float alpha = fold_block(scores[0], visible[0], scale, st[t], p);
             accumulate_values_one(os[t], p, alpha, vb, dim, visible[0], head_dim);
           }
@@ -249,6 +247,17 @@ void attention_tile_avx2(const float* q, int64_t q_stride, int n_tokens, const K
     float* dst = out + t * out_stride;
     for (int d = 0; d < head_dim; d += 8) _mm256_storeu_ps(dst + d, _mm256_mul_ps(_mm256_loadu_ps(os[t] + d), inv));
   }
+}
+
+}  // namespace
+
+void attention_tile_avx2(const float* q, int64_t q_stride, int n_tokens, const KvLayerView& kv,
+                         const int32_t* block_table, int64_t pos_first, int kv_head, int head_dim, float* out,
+                         int64_t out_stride) {
+  if (kv.type == DType::kF16)
+    attention_tile_impl<uint16_t>(q, q_stride, n_tokens, kv, block_table, pos_first, kv_head, head_dim, out, out_stride);
+  else
+    attention_tile_impl<float>(q, q_stride, n_tokens, kv, block_table, pos_first, kv_head, head_dim, out, out_stride);
 }
 
 }  // namespace sluice::kernels

@@ -34,7 +34,8 @@ Generator::Generator(const LlamaModel& model, const GeneratorOptions& options)
       context_(resolve_context(model, options)),
       backend_(options.threads),
       pool_(model.config().n_layers, model.config().n_kv_heads * model.config().head_dim,
-            std::max(1, options.kv_block_size), blocks_for(context_, std::max(1, options.kv_block_size))),
+            std::max(1, options.kv_block_size), blocks_for(context_, std::max(1, options.kv_block_size)),
+            options.kv_type),
       seq_(pool_),
       forward_(model, backend_, options.max_batch),
       logits_(size_t(model.config().vocab_size)) {}

@@ -1,22 +1,56 @@
 #include "nodes/generation/kv_cache.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <new>
+#include <stdexcept>
+#include <string>
 
 namespace sluice::generation {
 
-KvBlockPool::KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks)
-    : n_layers_(n_layers), kv_dim_(kv_dim), block_size_(block_size), num_blocks_(num_blocks),
+namespace {
+
+constexpr size_t kHugePage = size_t(2) << 20;
+
+// Pool memory on 2 MiB boundaries with transparent huge pages requested: attention walks one
+// head's slice of every block (a few KB here and there across the whole pool), and with 4 KB
+// pages nearly every slice is a TLB miss (a long context spans thousands of pages). Left
+// uninitialised: pages become resident only as positions are written (2 MiB at a time where
+// the kernel grants huge pages).
+KvBlockPool::Bytes allocate_pages(size_t bytes) {
+  const size_t rounded = (std::max<size_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (!p) throw std::bad_alloc();
+  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without THP the pool still works
+  return KvBlockPool::Bytes(static_cast<char*>(p));
+}
+
+}  // namespace
+
+size_t kv_element_bytes(kernels::DType type) {
+  switch (type) {
+    case kernels::DType::kF32: return 4;
+    case kernels::DType::kF16: return 2;
+    default: break;
+  }
+  throw std::invalid_argument("KV cache: element type " + std::to_string(uint32_t(type)) + " is not f32 or f16");
+}
+
+KvBlockPool::KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks, kernels::DType type)
+    : n_layers_(n_layers), kv_dim_(kv_dim), block_size_(block_size), num_blocks_(num_blocks), type_(type),
       k_(size_t(n_layers)), v_(size_t(n_layers)) {
-  const size_t floats = size_t(num_blocks) * size_t(block_size) * size_t(kv_dim);
+  const size_t bytes = size_t(num_blocks) * size_t(block_size) * size_t(kv_dim) * kv_element_bytes(type);
   for (int l = 0; l < n_layers; ++l) {
-    k_[size_t(l)].reset(new float[floats]);
-    v_[size_t(l)].reset(new float[floats]);
+    k_[size_t(l)] = allocate_pages(bytes);
+    v_[size_t(l)] = allocate_pages(bytes);
   }
   for (int b = num_blocks - 1; b >= 0; --b) free_.push_back(b);  // hand out 0, 1, 2, ... first
 }
 
 kernels::KvLayerView KvBlockPool::layer(int l) {
-  return {k_[size_t(l)].get(), v_[size_t(l)].get(), block_size_, kv_dim_};
+  return {k_[size_t(l)].get(), v_[size_t(l)].get(), block_size_, kv_dim_, type_};
 }
 
 int32_t KvBlockPool::allocate() {
@@ -29,10 +63,10 @@ int32_t KvBlockPool::allocate() {
 void KvBlockPool::release(int32_t block) { free_.push_back(block); }
 
 void KvBlockPool::copy_block(int32_t from, int32_t to) {
-  const size_t floats = size_t(block_size_) * size_t(kv_dim_);
+  const size_t bytes = size_t(block_size_) * size_t(kv_dim_) * kv_element_bytes(type_);
   for (int l = 0; l < n_layers_; ++l) {
-    std::copy_n(k_[size_t(l)].get() + size_t(from) * floats, floats, k_[size_t(l)].get() + size_t(to) * floats);
-    std::copy_n(v_[size_t(l)].get() + size_t(from) * floats, floats, v_[size_t(l)].get() + size_t(to) * floats);
+    std::copy_n(k_[size_t(l)].get() + size_t(from) * bytes, bytes, k_[size_t(l)].get() + size_t(to) * bytes);
+    std::copy_n(v_[size_t(l)].get() + size_t(from) * bytes, bytes, v_[size_t(l)].get() + size_t(to) * bytes);
   }
 }
 

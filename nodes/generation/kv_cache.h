@@ -1,5 +1,5 @@
 // Paged key/value storage. KvBlockPool owns, per layer, a key pool and a value pool of
-// `num_blocks` blocks of `block_size` positions (F32); KvSequence is one sequence's block table,
+// `num_blocks` blocks of `block_size` positions (F32 or F16 elements); KvSequence is one sequence's block table,
 // taking blocks from the pool as it grows and returning them when destroyed. The layout is the
 // one kernels/backend.h's attention reads (KvLayerView) and the serving engine schedules.
 //
@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -14,9 +15,21 @@
 
 namespace sluice::generation {
 
+// Bytes one KV element takes (F32 4, F16 2); throws std::invalid_argument for other types.
+size_t kv_element_bytes(kernels::DType type);
+// Bytes of keys and values one block of `block_size` positions holds across all layers.
+inline size_t kv_block_bytes(int n_layers, int kv_dim, int block_size, kernels::DType type) {
+  return size_t(n_layers) * 2 * size_t(block_size) * size_t(kv_dim) * kv_element_bytes(type);
+}
+
 class KvBlockPool {
  public:
-  KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks);
+  struct FreeBytes {
+    void operator()(char* p) const { std::free(p); }
+  };
+  using Bytes = std::unique_ptr<char[], FreeBytes>;
+
+  KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks, kernels::DType type = kernels::DType::kF32);
 
   int block_size() const { return block_size_; }
   int num_blocks() const { return num_blocks_; }
@@ -28,12 +41,13 @@ class KvBlockPool {
   // Copies every layer's keys and values of block `from` into block `to` (copy-on-write).
   void copy_block(int32_t from, int32_t to);
   // Bytes of keys and values one block holds across all layers.
-  size_t block_bytes() const { return size_t(n_layers_) * 2 * size_t(block_size_) * size_t(kv_dim_) * sizeof(float); }
+  size_t block_bytes() const { return kv_block_bytes(n_layers_, kv_dim_, block_size_, type_); }
+  kernels::DType type() const { return type_; }
 
  private:
   int n_layers_, kv_dim_, block_size_, num_blocks_;
-  // Left uninitialised: pages become resident only as positions are written.
-  std::vector<std::unique_ptr<float[]>> k_, v_;
+  kernels::DType type_;
+  std::vector<Bytes> k_, v_;  // per layer; see allocate_pages in kv_cache.cc
   std::vector<int32_t> free_;
 };
 

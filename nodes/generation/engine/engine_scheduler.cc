@@ -25,8 +25,8 @@ int64_t blocks_for(int64_t positions, int block_size) { return (positions + bloc
 
 int pool_blocks(const LlamaModel& m, const EngineOptions& o, int context) {
   const int bs = std::max(1, o.block_size);
-  const size_t block_bytes = size_t(m.config().n_layers) * 2 * size_t(bs) * size_t(m.config().n_kv_heads) *
-                             size_t(m.config().head_dim) * sizeof(float);
+  const size_t block_bytes =
+      kv_block_bytes(m.config().n_layers, m.config().n_kv_heads * m.config().head_dim, bs, o.kv_type);
   const int per_sequence = int(blocks_for(context, bs));
   const size_t blocks = o.kv_budget_bytes > 0 ? o.kv_budget_bytes / block_bytes
                                               : size_t(per_sequence) * size_t(std::max(1, o.max_running));
@@ -59,7 +59,7 @@ EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& o
       context_(resolve_context(model, options)),
       backend_(std::max(1, options.threads)),
       pool_(model.config().n_layers, model.config().n_kv_heads * model.config().head_dim,
-            std::max(1, options.block_size), pool_blocks(model, options, context_)),
+            std::max(1, options.block_size), pool_blocks(model, options, context_), options.kv_type),
       blocks_(pool_),
       forward_(model, backend_, std::max({options.step_tokens, options.max_running, 1})),
       model_scope_(fnv1a(options.model_id)) {

@@ -18,7 +18,8 @@ struct Loaded {
 
 std::string key_of(const std::string& path, const EngineOptions& o, const MetricsRegistry* metrics) {
   std::ostringstream k;
-  k << path << '|' << o.threads << '|' << o.context << '|' << o.block_size << '|' << o.kv_budget_bytes << '|'
+  k << path << '|' << o.threads << '|' << o.context << '|' << o.block_size << '|' << uint32_t(o.kv_type) << '|'
+    << o.kv_budget_bytes << '|'
     << o.max_running << '|' << o.step_tokens << '|' << o.interleaved_prefill << '|' << o.prefix_cache << '|'
     << o.max_waiting << '|' << o.prefill_itl_slack << '|' << o.min_prefill_chunk << '|' << o.model_id << '|'
     << static_cast<const void*>(metrics);

@@ -1,6 +1,7 @@
 // The flash-style attention tiles (kernels/cpu/attention_avx2.cc) against a straightforward
-// double-precision causal softmax attention, and their batch invariance: a query's output is
-// bit-identical whether it was decoded alone or computed at any place in a tile.
+// double-precision causal softmax attention, on F32 and F16 pools, and their batch invariance:
+// a query's output is bit-identical whether it was decoded alone or computed at any place in a
+// tile. F16 pools also through the portable path and the backend.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +11,9 @@
 #include <vector>
 
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/quant_blocks.h"
 
 namespace sluice::kernels {
 namespace {
@@ -18,27 +21,36 @@ namespace {
 constexpr int kBlock = 16;
 
 // Keys and values for `positions` positions of two KV heads in a paged pool with a scrambled
-// block table. Slots past the last position hold NaN: a kernel that reads them as values (or
-// lets their scores through) poisons its output.
+// block table, elements of `type`. Slots past the last position hold NaN (all bits set, NaN
+// in F32 and F16): a kernel that reads them as values (or lets their scores through) poisons
+// its output.
 struct PagedKv {
   int hd, kv_dim, positions;
+  DType type;
   std::vector<int32_t> table;
-  std::vector<float> kpool, vpool, k, v;  // k, v: dense rows, positions x kv_dim
-  KvLayerView view() { return KvLayerView{kpool.data(), vpool.data(), kBlock, kv_dim}; }
+  std::vector<float> kpool, vpool;  // raw storage (F16 uses the first half)
+  std::vector<float> k, v;          // dense rows, positions x kv_dim, as stored (F16-rounded)
+  KvLayerView view() { return KvLayerView{kpool.data(), vpool.data(), kBlock, kv_dim, type}; }
 
-  PagedKv(int head_dim, int n_positions) : hd(head_dim), kv_dim(2 * head_dim), positions(n_positions) {
+  PagedKv(int head_dim, int n_positions, DType t = DType::kF32)
+      : hd(head_dim), kv_dim(2 * head_dim), positions(n_positions), type(t) {
     const int blocks = (positions + kBlock - 1) / kBlock + 1;  // one spare block, never referenced
     std::mt19937 rng(11);
     for (int b = 0; b < blocks; ++b) table.push_back(b);
     std::shuffle(table.begin(), table.end(), rng);
-    kpool.assign(size_t(blocks * kBlock * kv_dim), NAN);
-    vpool.assign(kpool.size(), NAN);
+    kpool.resize(size_t(blocks * kBlock * kv_dim));
+    vpool.resize(kpool.size());
+    std::memset(kpool.data(), 0xff, kpool.size() * sizeof(float));
+    std::memset(vpool.data(), 0xff, vpool.size() * sizeof(float));
     std::normal_distribution<float> d(0.0f, 1.0f);
     k.resize(size_t(positions * kv_dim));
     v.resize(k.size());
     for (auto& x : k) x = d(rng);
     for (auto& x : v) x = d(rng);
     kv_store_rows(view(), table.data(), 0, positions, k.data(), v.data());
+    if (type == DType::kF16)
+      for (auto* rows : {&k, &v})
+        for (auto& x : *rows) x = fp16_to_fp32(fp32_to_fp16(x));
   }
 
   // Query at position `pos` of KV head `kvh`, in double precision.
@@ -77,8 +89,9 @@ TEST_F(AttentionTile, SupportsSixteenPositionBlocksAndHeadSizesOfEightFloats) {
 // Every tile size 1..16 at first positions on, before, and after block boundaries; head sizes
 // that take the 64-, 32-, 16- and 8-feature value paths.
 TEST_F(AttentionTile, MatchesDenseCausalAttention) {
+  for (DType type : {DType::kF32, DType::kF16})
   for (int hd : {64, 32, 48, 40}) {
-    PagedKv kv(hd, 300);
+    PagedKv kv(hd, 300, type);
     std::mt19937 rng(5);
     std::normal_distribution<float> d(0.0f, 1.0f);
     std::vector<float> q(size_t(kAttentionTileTokens * hd)), out(q.size());
@@ -92,7 +105,7 @@ TEST_F(AttentionTile, MatchesDenseCausalAttention) {
             const auto ref = kv.reference(q.data() + t * hd, first + t, kvh);
             for (int i = 0; i < hd; ++i)
               ASSERT_NEAR(out[size_t(t * hd + i)], ref[size_t(i)], 2e-5)
-                  << "hd " << hd << " first " << first << " n " << n << " t " << t << " kv head " << kvh << " i " << i;
+                  << "type " << int(type) << " hd " << hd << " first " << first << " n " << n << " t " << t << " kv head " << kvh << " i " << i;
           }
         }
       }
@@ -104,7 +117,8 @@ TEST_F(AttentionTile, MatchesDenseCausalAttention) {
 // batched == solo and preempt-and-resume exactness rest on this).
 TEST_F(AttentionTile, AQuerysOutputDoesNotDependOnItsTile) {
   const int hd = 64;
-  PagedKv kv(hd, 200);
+  for (DType type : {DType::kF32, DType::kF16}) {
+  PagedKv kv(hd, 200, type);
   std::mt19937 rng(9);
   std::normal_distribution<float> d(0.0f, 1.0f);
   std::vector<float> q(size_t(200 * hd));
@@ -116,7 +130,44 @@ TEST_F(AttentionTile, AQuerysOutputDoesNotDependOnItsTile) {
     for (int n = 2; n <= kAttentionTileTokens; ++n) {
       attention_tile_avx2(q.data() + first * hd, hd, n, kv.view(), kv.table.data(), first, 1, hd, tiled.data(), hd);
       EXPECT_EQ(std::memcmp(tiled.data(), alone.data() + first * hd, size_t(n * hd) * sizeof(float)), 0)
-          << "first " << first << " n " << n;
+          << "type " << int(type) << " first " << first << " n " << n;
+    }
+  }
+  }
+}
+
+TEST(KvStore, F16PoolsHoldEachValueRoundedToNearestHalfInTheLayout) {
+  PagedKv kv(16, 40, DType::kF16);
+  const auto* kh = reinterpret_cast<const uint16_t*>(kv.kpool.data());
+  const auto* vh = reinterpret_cast<const uint16_t*>(kv.vpool.data());
+  for (int p = 0; p < 40; ++p)
+    for (int f = 0; f < kv.kv_dim; ++f) {
+      const int64_t block = kv.table[size_t(p / kBlock)], slot = p % kBlock;
+      ASSERT_EQ(fp16_to_fp32(kh[(block * kv.kv_dim + f) * kBlock + slot]), kv.k[size_t(p * kv.kv_dim + f)]);
+      ASSERT_EQ(fp16_to_fp32(vh[(block * kBlock + slot) * kv.kv_dim + f]), kv.v[size_t(p * kv.kv_dim + f)]);
+    }
+}
+
+// F16 pools through the backend: the portable path (scalar ISA, and any head size) and the
+// tiles agree with the reference, grouped-query heads included.
+TEST(Attention, F16PoolsMatchTheReferenceOnEveryPath) {
+  for (int hd : {8, 64}) {
+    PagedKv kv(hd, 77, DType::kF16);
+    const int n_heads = 4, first = 50, n = 27;  // 2 KV heads, so query heads pair up
+    std::mt19937 rng(3);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> q(size_t(n * n_heads * hd)), out(q.size());
+    for (auto& x : q) x = d(rng);
+    for (Isa isa : {Isa::kScalar, detected_isa()}) {
+      CpuBackend be(2, isa);
+      be.attention(q.data(), kv.view(), kv.table.data(), first, n, {n_heads, 2, hd}, out.data());
+      for (int t = 0; t < n; ++t)
+        for (int h = 0; h < n_heads; ++h) {
+          const auto ref = kv.reference(q.data() + (t * n_heads + h) * hd, first + t, h / 2);
+          for (int i = 0; i < hd; ++i)
+            ASSERT_NEAR(out[size_t((t * n_heads + h) * hd + i)], ref[size_t(i)], 2e-5)
+                << "isa " << isa_name(isa) << " hd " << hd << " t " << t << " h " << h;
+        }
     }
   }
 }

@@ -374,9 +374,10 @@ struct TiledAttentionEngineTest : ::testing::Test {
     r.on_finish = [text](const EngineResult& res) { *text = res.text; };
     return r;
   }
-  static std::string alone(std::vector<int32_t> tokens, int max_tokens) {
+  static std::string alone(std::vector<int32_t> tokens, int max_tokens, kernels::DType kv_type) {
     EngineOptions o;
     o.interleaved_prefill = 512;
+    o.kv_type = kv_type;
     EngineScheduler s(*model, o);
     std::string text;
     s.add(request(std::move(tokens), max_tokens, &text), Steady::now());
@@ -388,7 +389,9 @@ std::unique_ptr<LlamaModel> TiledAttentionEngineTest::model;
 
 TEST_F(TiledAttentionEngineTest, BatchedChunkedAndResumedSequencesGetTheirTokensAlone) {
   ASSERT_EQ(model->config().head_dim % 16, 0) << "this test is about the tiled attention path";
+  for (kernels::DType kv_type : {kernels::DType::kF32, kernels::DType::kF16}) {
   EngineOptions o;
+  o.kv_type = kv_type;
   o.threads = 2;
   o.interleaved_prefill = 7;  // chunks that straddle query tiles and KV blocks
   o.prefill_itl_slack = 0;
@@ -401,7 +404,9 @@ TEST_F(TiledAttentionEngineTest, BatchedChunkedAndResumedSequencesGetTheirTokens
   s.add(request(prompt(lengths[3], 3), 24, &texts[3], 0), Steady::now());
   while (!s.idle()) s.step();
   EXPECT_GE(s.preemptions()[2], 1u);
-  for (size_t i = 0; i < lengths.size(); ++i) EXPECT_EQ(texts[i], alone(prompt(lengths[i], uint32_t(i)), 24)) << i;
+  for (size_t i = 0; i < lengths.size(); ++i)
+    EXPECT_EQ(texts[i], alone(prompt(lengths[i], uint32_t(i)), 24, kv_type)) << "KV type " << int(kv_type) << " " << i;
+  }
 }
 
 }  // namespace

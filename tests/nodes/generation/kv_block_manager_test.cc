@@ -24,7 +24,7 @@ struct Fixture : ::testing::Test {
       EXPECT_GE(b, 0);
       table.push_back(b);
       // Distinct key values per block so copies can be checked.
-      float* k = pool.layer(0).k + size_t(b) * kBs * 2;
+      float* k = static_cast<float*>(pool.layer(0).k) + size_t(b) * kBs * 2;
       for (int j = 0; j < kBs * 2; ++j) k[j] = float(tokens[i * kBs] * 100 + j);
     }
     for (size_t i = 0; (i + 1) * kBs <= tokens.size(); ++i) blocks.publish(scope, table, i, tokens.data() + i * kBs);
@@ -76,8 +76,8 @@ TEST_F(Fixture, APartialMatchInsideABlockGetsAPrivateCopy) {
   EXPECT_EQ(m.blocks[0], a[0]);
   EXPECT_NE(m.blocks[1], a[1]);  // copy-on-write
   EXPECT_EQ(blocks.stats().cow_copies, 1u);
-  const float* src = pool.layer(0).k + size_t(a[1]) * kBs * 2;
-  const float* dst = pool.layer(0).k + size_t(m.blocks[1]) * kBs * 2;
+  const float* src = static_cast<const float*>(pool.layer(0).k) + size_t(a[1]) * kBs * 2;
+  const float* dst = static_cast<const float*>(pool.layer(0).k) + size_t(m.blocks[1]) * kBs * 2;
   EXPECT_TRUE(std::equal(src, src + kBs * 2, dst));
   EXPECT_FALSE(blocks.is_published(m.blocks[1]));
 }
