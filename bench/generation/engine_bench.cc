@@ -9,11 +9,14 @@
 //     shape uncached (a fresh random prefix), one request at a time.
 //  3. Admission of a long prompt: --itl-streams streams decode; a --prefix-token prompt joins.
 //     Inter-token latency of the running streams: P50 before it joins, P50/P99 from its
-//     submission to its first token.
+//     submission to its first token; and a control run of the same streams without the long
+//     prompt, its P50 over the same token positions (their own growing context costs too).
 //
 //   engine_bench --synth 110m:q8_0 [-t 2] [--streams 1,4,8,16] [--prompt 128] [--gen 128]
 //                [--reps 3] [--prefix 2000] [--itl-streams 8] [--interleaved 32] [--slack 0.8]
-//                [--min-chunk 4] [--only-itl] [--kv f32|f16] [MODEL.gguf]
+//                [--min-chunk 4] [--only-itl] [--kv f32|f16] [--itl-trace FILE] [MODEL.gguf]
+//  --itl-trace: the last repetition's inter-token latencies while admitting, one line per token
+//  ("seconds since the long prompt's submission,ms"), to see where the tail comes from.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,6 +28,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "nodes/generation/engine/serving_engine.h"
@@ -138,7 +142,7 @@ int main(int argc, char** argv) {
   sluice::kernels::DType kv_type = EngineOptions{}.kv_type;
   bool run_throughput = true, run_prefix = true;
   std::vector<int> stream_counts = {1, 4, 8, 16};
-  std::string model_path, synth, dir = "/tmp/sluice-synth";
+  std::string model_path, synth, dir = "/tmp/sluice-synth", itl_trace;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
@@ -154,6 +158,7 @@ int main(int argc, char** argv) {
     else if (a == "--min-chunk") min_chunk = std::stoi(next());
     else if (a == "--kv") kv_type = next() == "f16" ? sluice::kernels::DType::kF16 : sluice::kernels::DType::kF32;
     else if (a == "--synth") synth = next();
+    else if (a == "--itl-trace") itl_trace = next();
     else if (a == "--streams") {
       stream_counts.clear();
       std::string list = next();
@@ -235,41 +240,81 @@ int main(int argc, char** argv) {
 
   // 3. Inter-token latency while a long prompt is admitted.
   {
-    std::vector<double> base_p50, during_p50, during_p99, long_ttft;
+    std::vector<double> base_p50, during_p50, during_p99, long_ttft, control_p50;
+    std::vector<std::pair<double, double>> trace;  // (seconds since submission, ITL ms)
     for (int r = 0; r < reps; ++r) {
-      ServingEngine engine(*model, o);
-      std::vector<Stream> s(static_cast<size_t>(itl_streams));
-      Latch latch;
-      latch.left = itl_streams + 1;
+      std::vector<std::vector<int32_t>> prompts;
       for (int i = 0; i < itl_streams; ++i)
-        engine.submit(bench_request(random_tokens(rng, 32, model->config().vocab_size, model->tokenizer().bos()), 600,
-                                    &s[size_t(i)], &latch));
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-      // Steady state: every stream has produced its first token; then a baseline window.
-      const Steady::time_point all_started = Steady::now();
-      std::this_thread::sleep_for(std::chrono::milliseconds(3000));
-      Stream big;
-      big.submitted = Steady::now();
-      engine.submit(bench_request(random_tokens(rng, prefix, model->config().vocab_size, model->tokenizer().bos()), 4,
-                                  &big, &latch));
-      latch.wait();
-      std::vector<double> before, during;
-      for (auto& x : s)
-        for (size_t k = 1; k < x.times.size(); ++k) {
-          const double d = secs(x.times[k - 1], x.times[k]);
-          if (x.times[k] < big.submitted && x.times[k - 1] > all_started) before.push_back(d);
-          else if (x.times[k] > big.submitted && x.times[k] <= big.first) during.push_back(d);
+        prompts.push_back(random_tokens(rng, 32, model->config().vocab_size, model->tokenizer().bos()));
+      // Each stream's token indexes generated while the long prompt was admitted: [first, last).
+      std::vector<std::pair<size_t, size_t>> window(static_cast<size_t>(itl_streams));
+      {
+        ServingEngine engine(*model, o);
+        std::vector<Stream> s(static_cast<size_t>(itl_streams));
+        Latch latch;
+        latch.left = itl_streams + 1;
+        for (int i = 0; i < itl_streams; ++i) engine.submit(bench_request(prompts[size_t(i)], 600, &s[size_t(i)], &latch));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        // Steady state: every stream has produced its first token; then a baseline window.
+        const Steady::time_point all_started = Steady::now();
+        std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+        Stream big;
+        big.submitted = Steady::now();
+        engine.submit(bench_request(random_tokens(rng, prefix, model->config().vocab_size, model->tokenizer().bos()), 4,
+                                    &big, &latch));
+        latch.wait();
+        std::vector<double> before, during;
+        for (size_t i = 0; i < s.size(); ++i) {
+          const auto& x = s[i];
+          window[i] = {x.times.size(), 0};
+          for (size_t k = 1; k < x.times.size(); ++k) {
+            const double d = secs(x.times[k - 1], x.times[k]);
+            if (x.times[k] < big.submitted && x.times[k - 1] > all_started) {
+              before.push_back(d);
+            } else if (x.times[k] > big.submitted && x.times[k] <= big.first) {
+              during.push_back(d);
+              if (!itl_trace.empty() && r == reps - 1) trace.emplace_back(secs(big.submitted, x.times[k]), 1e3 * d);
+              window[i].first = std::min(window[i].first, k);
+              window[i].second = k + 1;
+            }
+          }
         }
-      base_p50.push_back(percentile(before, 0.5));
-      during_p50.push_back(percentile(during, 0.5));
-      during_p99.push_back(percentile(during, 0.99));
-      long_ttft.push_back(secs(big.submitted, big.first));
+        base_p50.push_back(percentile(before, 0.5));
+        during_p50.push_back(percentile(during, 0.5));
+        during_p99.push_back(percentile(during, 0.99));
+        long_ttft.push_back(secs(big.submitted, big.first));
+      }
+      // Control: the same streams alone; their inter-token latency over the same token indexes
+      // (the same positions: each decode step's attention grows with the streams' context).
+      {
+        ServingEngine engine(*model, o);
+        std::vector<Stream> s(static_cast<size_t>(itl_streams));
+        Latch latch;
+        latch.left = itl_streams;
+        for (int i = 0; i < itl_streams; ++i) engine.submit(bench_request(prompts[size_t(i)], 600, &s[size_t(i)], &latch));
+        latch.wait();
+        std::vector<double> same;
+        for (size_t i = 0; i < s.size(); ++i)
+          for (size_t k = std::max<size_t>(1, window[i].first); k < std::min(window[i].second, s[i].times.size()); ++k)
+            same.push_back(secs(s[i].times[k - 1], s[i].times[k]));
+        control_p50.push_back(percentile(same, 0.5));
+      }
     }
     std::printf("\nlong prompt admission (%d tokens, interleaved_prefill %d, slack %.2f, min chunk %d) beside %d decoding streams:\n",
                 prefix, interleaved, slack, min_chunk, itl_streams);
     std::printf("  ITL P50 before %.1f ms; while admitting P50 %.1f ms, P99 %.1f ms; P99/P50(before) %.2f; long prompt TTFT %.2f s\n",
                 1e3 * median(base_p50), 1e3 * median(during_p50), 1e3 * median(during_p99),
                 median(during_p99) / median(base_p50), median(long_ttft));
+    if (!itl_trace.empty()) {
+      std::sort(trace.begin(), trace.end());
+      if (FILE* f = std::fopen(itl_trace.c_str(), "w")) {
+        for (auto [t, ms] : trace) std::fprintf(f, "%.3f,%.1f\n", t, ms);
+        std::fclose(f);
+      }
+    }
+    std::printf("  control (same streams, no long prompt, same token positions): ITL P50 %.1f ms; P99 while admitting / "
+                "control P50 %.2f\n",
+                1e3 * median(control_p50), median(during_p99) / median(control_p50));
   }
   return 0;
 }

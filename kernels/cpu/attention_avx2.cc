@@ -83,6 +83,26 @@ inline void block_scores(const float* const* q, const E* const* kb, int head_dim
   }
 }
 
+// The same for U queries against one block: each K vector is loaded (and, for F16, widened)
+// once for all of them. Per score the same FMA chain as block_scores.
+template <int U, class E>
+inline void block_scores_shared(const float* const* q, const E* kb, int head_dim, float (*scores)[kBlock]) {
+  __m256 lo[U], hi[U];
+  for (int u = 0; u < U; ++u) lo[u] = hi[u] = _mm256_setzero_ps();
+  for (int d = 0; d < head_dim; ++d) {
+    const __m256 k_lo = load8(kb + d * kBlock), k_hi = load8(kb + d * kBlock + 8);
+    for (int u = 0; u < U; ++u) {
+      const __m256 qd = _mm256_broadcast_ss(q[u] + d);
+      lo[u] = _mm256_fmadd_ps(qd, k_lo, lo[u]);
+      hi[u] = _mm256_fmadd_ps(qd, k_hi, hi[u]);
+    }
+  }
+  for (int u = 0; u < U; ++u) {
+    _mm256_storeu_ps(scores[u], lo[u]);
+    _mm256_storeu_ps(scores[u] + 8, hi[u]);
+  }
+}
+
 // One query's running softmax state.
 struct QueryState {
   float m;  // running max of the scaled scores
@@ -152,10 +172,8 @@ inline void accumulate_values_one(float* o, const float* p, float alpha, const E
 template <int U, class E>
 inline void tile_unit(const float* const* q, float* const* o, QueryState* st, const int* visible, const E* kb,
                       const E* vb, int64_t v_stride, int head_dim, float scale) {
-  const E* kbs[U];
-  for (int u = 0; u < U; ++u) kbs[u] = kb;
   float scores[U][kBlock], p[U][kBlock], alpha[U];
-  block_scores<U, E>(q, kbs, head_dim, scores);
+  block_scores_shared<U, E>(q, kb, head_dim, scores);
   const float* pp[U];
   int n_slots = 0;
   for (int u = 0; u < U; ++u) {

@@ -2,8 +2,8 @@
 // every sequence exactly the tokens it gets alone; sequences join and leave per step; chunked
 // prefill; preemption and resumption are exact; prefix reuse skips prefill without changing
 // output; forged hash collisions are harmless; cancellation frees blocks; many concurrent
-// submitters all complete exactly once. The same exactness on rand15M, whose heads take the
-// flash-style attention tiles rather than the portable path.
+// submitters all complete exactly once. The same exactness on rand15M (wider heads) with F32
+// and F16 KV.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -201,8 +201,8 @@ TEST_F(EngineTest, RunningOutOfKvBlocksPreemptsTheLeastUrgent) {
   EngineOptions o;
   o.context = 128;
   o.block_size = 16;
-  const size_t block_bytes = size_t(model->config().n_layers) * 2 * 16 * size_t(model->config().n_kv_heads) *
-                             size_t(model->config().head_dim) * sizeof(float);
+  const size_t block_bytes = kv_block_bytes(model->config().n_layers,
+                                            model->config().n_kv_heads * model->config().head_dim, 16, o.kv_type);
   o.kv_budget_bytes = 10 * block_bytes;  // 10 blocks: two long sequences cannot both fit
   EngineScheduler s(*model, o);
   Out p2, p0;
@@ -346,9 +346,9 @@ TEST_F(EngineTest, StopFinishesQueuedAndRunningWorkAsShutdown) {
   EXPECT_FALSE(engine.submit(EngineRequest{}).ok());
 }
 
-// stories260K's 8-wide heads take the portable attention path; rand15M's 48-wide heads take
-// the flash-style tiles (kernels/cpu/attention_avx2.cc). With them too, a sequence's tokens do
-// not depend on its batch mates, on how its prompt was chunked, or on a preemption.
+// rand15M's 48-wide heads exercise the flash-style attention tiles (kernels/cpu/attention_avx2.cc)
+// with two-vector feature slices, on F32 and F16 KV pools: a sequence's tokens do not depend on
+// its batch mates, on how its prompt was chunked, or on a preemption.
 struct TiledAttentionEngineTest : ::testing::Test {
   static std::unique_ptr<LlamaModel> model;
   static void SetUpTestSuite() {
