@@ -29,7 +29,7 @@ struct GeneratorOptions {
   int threads = 1;           // kernel threads (oneTBB arena size)
   int context = 0;           // KV positions per sequence; 0 = the model's context_length
   int kv_block_size = 16;    // positions per KV block
-  kernels::DType kv_type = kernels::DType::kF32;  // KV elements: kF32 or kF16 (docs/generation.md)
+  kernels::DType kv_type = kernels::DType::kF16;  // KV elements: kF16 or kF32 (docs/generation.md)
   int max_batch = 512;       // prompt tokens per forward chunk (bounds scratch memory)
 };
 

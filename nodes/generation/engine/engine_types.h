@@ -19,7 +19,7 @@ struct EngineOptions {
   int threads = 1;                 // kernel threads (one oneTBB arena)
   int context = 0;                 // positions per sequence; 0 = the model's context_length
   int block_size = 16;             // positions per KV block
-  kernels::DType kv_type = kernels::DType::kF32;  // KV elements: kF32 or kF16 (docs/generation.md)
+  kernels::DType kv_type = kernels::DType::kF16;  // KV elements: kF16 or kF32 (docs/generation.md)
   // KV memory for all sequences together (GenerateConfig.kv_budget's default, 1 GiB: pages are
   // resident only once written); 0 = room for max_running sequences at full context.
   size_t kv_budget_bytes = size_t(1) << 30;
