@@ -17,6 +17,8 @@
 //                [--min-chunk 4] [--only-itl] [--kv f32|f16] [--itl-trace FILE] [MODEL.gguf]
 //  --itl-trace: the last repetition's inter-token latencies while admitting, one line per token
 //  ("seconds since the long prompt's submission,ms"), to see where the tail comes from.
+//  --step-trace FILE: instead, measurement 3 once on the scheduler driven step by step, one line
+//  per step while the long prompt is admitted: "prefill tokens,decode tokens,forward ms".
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "nodes/generation/engine/engine_scheduler.h"
 #include "nodes/generation/engine/serving_engine.h"
 #include "nodes/generation/generator.h"
 #include "nodes/generation/llama_model.h"
@@ -142,7 +145,7 @@ int main(int argc, char** argv) {
   sluice::kernels::DType kv_type = EngineOptions{}.kv_type;
   bool run_throughput = true, run_prefix = true;
   std::vector<int> stream_counts = {1, 4, 8, 16};
-  std::string model_path, synth, dir = "/tmp/sluice-synth", itl_trace;
+  std::string model_path, synth, dir = "/tmp/sluice-synth", itl_trace, step_trace;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
@@ -159,6 +162,7 @@ int main(int argc, char** argv) {
     else if (a == "--kv") kv_type = next() == "f16" ? sluice::kernels::DType::kF16 : sluice::kernels::DType::kF32;
     else if (a == "--synth") synth = next();
     else if (a == "--itl-trace") itl_trace = next();
+    else if (a == "--step-trace") step_trace = next();
     else if (a == "--streams") {
       stream_counts.clear();
       std::string list = next();
@@ -236,6 +240,29 @@ int main(int argc, char** argv) {
     const KvBlockStats kv = engine.kv_stats();
     std::printf("  prefix hits %llu, reused tokens %llu\n", (unsigned long long)kv.prefix_hits,
                 (unsigned long long)kv.prefix_reused_tokens);
+  }
+
+  if (!step_trace.empty()) {
+    // Measurement 3 on the scheduler itself: what each step carried and cost.
+    EngineScheduler sched(*model, o);
+    std::vector<Stream> s(static_cast<size_t>(itl_streams));
+    Latch latch;
+    latch.left = itl_streams + 1;
+    for (int i = 0; i < itl_streams; ++i)
+      sched.add(bench_request(random_tokens(rng, 32, model->config().vocab_size, model->tokenizer().bos()), 600, &s[size_t(i)],
+                              &latch), Steady::now());
+    const auto t0 = Steady::now();
+    while (secs(t0, Steady::now()) < 4.5) sched.step();
+    Stream big;
+    sched.add(bench_request(random_tokens(rng, prefix, model->config().vocab_size, model->tokenizer().bos()), 4, &big, &latch),
+              Steady::now());
+    FILE* f = std::fopen(step_trace.c_str(), "w");
+    while (big.events == 0 && !sched.idle()) {
+      const StepReport r = sched.step();
+      if (f) std::fprintf(f, "%d,%d,%.1f\n", r.prefill_tokens, r.decode_tokens, 1e3 * r.forward_seconds);
+    }
+    if (f) std::fclose(f);
+    return 0;
   }
 
   // 3. Inter-token latency while a long prompt is admitted.
