@@ -1,33 +1,10 @@
 #include "nodes/generation/kv_cache.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
-#include <cstdlib>
-#include <new>
 #include <stdexcept>
 #include <string>
 
 namespace sluice::generation {
-
-namespace {
-
-constexpr size_t kHugePage = size_t(2) << 20;
-
-// Pool memory on 2 MiB boundaries with transparent huge pages requested: attention walks one
-// head's slice of every block (a few KB here and there across the whole pool), and with 4 KB
-// pages nearly every slice is a TLB miss (a long context spans thousands of pages). Left
-// uninitialised: pages become resident only as positions are written (2 MiB at a time where
-// the kernel grants huge pages).
-KvBlockPool::Bytes allocate_pages(size_t bytes) {
-  const size_t rounded = (std::max<size_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = std::aligned_alloc(kHugePage, rounded);
-  if (!p) throw std::bad_alloc();
-  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without THP the pool still works
-  return KvBlockPool::Bytes(static_cast<char*>(p));
-}
-
-}  // namespace
 
 size_t kv_element_bytes(kernels::DType type) {
   switch (type) {
@@ -43,8 +20,8 @@ KvBlockPool::KvBlockPool(int n_layers, int kv_dim, int block_size, int num_block
       k_(size_t(n_layers)), v_(size_t(n_layers)) {
   const size_t bytes = size_t(num_blocks) * size_t(block_size) * size_t(kv_dim) * kv_element_bytes(type);
   for (int l = 0; l < n_layers; ++l) {
-    k_[size_t(l)] = allocate_pages(bytes);
-    v_[size_t(l)] = allocate_pages(bytes);
+    k_[size_t(l)].reset(new char[bytes]);
+    v_[size_t(l)].reset(new char[bytes]);
   }
   for (int b = num_blocks - 1; b >= 0; --b) free_.push_back(b);  // hand out 0, 1, 2, ... first
 }

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -24,11 +23,6 @@ inline size_t kv_block_bytes(int n_layers, int kv_dim, int block_size, kernels::
 
 class KvBlockPool {
  public:
-  struct FreeBytes {
-    void operator()(char* p) const { std::free(p); }
-  };
-  using Bytes = std::unique_ptr<char[], FreeBytes>;
-
   KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks, kernels::DType type = kernels::DType::kF32);
 
   int block_size() const { return block_size_; }
@@ -47,7 +41,10 @@ class KvBlockPool {
  private:
   int n_layers_, kv_dim_, block_size_, num_blocks_;
   kernels::DType type_;
-  std::vector<Bytes> k_, v_;  // per layer; see allocate_pages in kv_cache.cc
+  // Per layer. Left uninitialised: pages become resident only as positions are written. Not
+  // huge pages: with transparent huge pages advised, first touches of a new 2 MiB page (24
+  // pools at once) stalled single engine steps to 1.6-2.4x (docs/benchmarks.md).
+  std::vector<std::unique_ptr<char[]>> k_, v_;
   std::vector<int32_t> free_;
 };
 
