@@ -25,6 +25,9 @@ void attention_head(const float* q, const KvLayerView& kv, const int32_t* block_
 // out + t*out_stride), one pass over the key/value blocks with an online softmax. A query's
 // output is bit-identical whatever tile it was computed in (decoding alone or prefilled among
 // others). Needs attention_tile_supported() and a CPU with AVX2 and FMA.
+// kv_store_rows for F16 pools with F16C conversion (the same bits as the portable rounding).
+void kv_store_rows_f16c(const KvLayerView& kv, const int32_t* block_table, int64_t pos0, int64_t n, const float* k,
+                        const float* v);
 constexpr int kAttentionTileTokens = 16;  // 16 queries' q and O (16 KB at head_dim 64) stay in L1
 constexpr int kAttentionMaxHeadDim = 256;
 bool attention_tile_supported(const KvLayerView& kv, int head_dim);

@@ -187,6 +187,29 @@ inline void tile_unit(const float* const* q, float* const* o, QueryState* st, co
 
 }  // namespace
 
+void kv_store_rows_f16c(const KvLayerView& kv, const int32_t* block_table, int64_t pos0, int64_t n, const float* k,
+                        const float* v) {
+  const int64_t bs = kv.block_size, dim = kv.kv_dim;
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t pos = pos0 + t, block = block_table[pos / bs], slot = pos % bs;
+    uint16_t* vh = static_cast<uint16_t*>(kv.v) + (block * bs + slot) * dim;
+    uint16_t* kh = static_cast<uint16_t*>(kv.k) + block * dim * bs + slot;  // K: feature-major
+    const float* vt = v + t * dim;
+    const float* kt = k + t * dim;
+    int64_t f = 0;
+    for (; f + 8 <= dim; f += 8) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(vh + f), _mm256_cvtps_ph(_mm256_loadu_ps(vt + f), _MM_FROUND_TO_NEAREST_INT));
+      alignas(16) uint16_t kk[8];
+      _mm_store_si128(reinterpret_cast<__m128i*>(kk), _mm256_cvtps_ph(_mm256_loadu_ps(kt + f), _MM_FROUND_TO_NEAREST_INT));
+      for (int i = 0; i < 8; ++i) kh[(f + i) * bs] = kk[i];
+    }
+    for (; f < dim; ++f) {
+      vh[f] = uint16_t(_cvtss_sh(vt[f], _MM_FROUND_TO_NEAREST_INT));
+      kh[f * bs] = uint16_t(_cvtss_sh(kt[f], _MM_FROUND_TO_NEAREST_INT));
+    }
+  }
+}
+
 bool attention_tile_supported(const KvLayerView& kv, int head_dim) {
   return (kv.type == DType::kF32 || kv.type == DType::kF16) && kv.block_size == kBlock && head_dim % 8 == 0 && head_dim > 0 && head_dim <= kAttentionMaxHeadDim;
 }

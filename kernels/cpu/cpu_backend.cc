@@ -29,6 +29,7 @@ void CpuBackend::swiglu(float* gate, const float* up, int64_t count) { swiglu_ro
 
 void CpuBackend::kv_store(const KvLayerView& kv, const int32_t* block_table, int64_t pos0, int64_t n,
                           const float* k, const float* v) {
+  if (kv.type == DType::kF16 && runner_.isa() != Isa::kScalar) return kv_store_rows_f16c(kv, block_table, pos0, n, k, v);
   kv_store_rows(kv, block_table, pos0, n, k, v);
 }
 

@@ -148,6 +148,24 @@ TEST(KvStore, F16PoolsHoldEachValueRoundedToNearestHalfInTheLayout) {
     }
 }
 
+// The F16C store writes exactly the portable store's bits, extreme values included.
+TEST(KvStore, F16cStoreEqualsThePortableOne) {
+  if (detected_isa() == Isa::kScalar) GTEST_SKIP() << "needs F16C";
+  const int dim = 44, n = 37;  // not a multiple of 8: the tail too
+  std::vector<float> k(size_t(n * dim)), v(k.size());
+  std::mt19937 rng(4);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (auto& x : k) x = d(rng);
+  for (auto& x : v) x = d(rng) * 1e-5f;  // subnormal halves
+  k[0] = 70000.0f, k[1] = -1e-9f, v[2] = 65504.0f, v[3] = 6.1e-5f;
+  const std::vector<int32_t> table = {2, 0, 1};
+  std::vector<uint16_t> ka(size_t(3 * 16 * dim)), va(ka.size()), kb(ka.size()), vb(ka.size());
+  kv_store_rows(KvLayerView{ka.data(), va.data(), 16, dim, DType::kF16}, table.data(), 3, n, k.data(), v.data());
+  kv_store_rows_f16c(KvLayerView{kb.data(), vb.data(), 16, dim, DType::kF16}, table.data(), 3, n, k.data(), v.data());
+  EXPECT_EQ(ka, kb);
+  EXPECT_EQ(va, vb);
+}
+
 // F16 pools through the backend: the portable path (scalar ISA, and any head size) and the
 // tiles agree with the reference, grouped-query heads included.
 TEST(Attention, F16PoolsMatchTheReferenceOnEveryPath) {
