@@ -1,13 +1,16 @@
 // Clock: the one source of time for the runtime, injectable so tests are deterministic.
 //
 // Time is monotonic nanoseconds (`Nanos`) from an arbitrary epoch; only differences mean
-// anything. Production code uses SteadyClock; tests use ManualClock and move time by hand.
+// anything, and never against std::chrono::steady_clock. Production code uses SteadyClock;
+// tests use ManualClock and move time by hand.
 // Both are thread-safe.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+
+#include "graph/monotonic_time.h"
 
 namespace sluice {
 
@@ -29,11 +32,9 @@ class Clock {
 
 class SteadyClock final : public Clock {
  public:
-  Nanos now() const override {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  // graph/monotonic_time.h: the time-stamp counter where the kernel trusts it, else
+  // CLOCK_MONOTONIC.
+  Nanos now() const override { return monotonic_nanos(); }
   // The process-wide instance; lives forever.
   static SteadyClock& instance() {
     static SteadyClock clock;

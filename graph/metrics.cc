@@ -1,57 +1,78 @@
 #include "graph/metrics.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
 namespace sluice {
 
-std::size_t metric_shard() {
-  static std::atomic<std::size_t> next{0};
-  thread_local std::size_t shard = next.fetch_add(1, std::memory_order_relaxed) % kMetricShards;
-  return shard;
-}
+namespace {
+
+// The table key of a positive double: its exponent and the top 4 bits of its mantissa, so
+// keys grow with the value and one key spans a factor of at most 2^(1/16) (bucket_index
+// computes the same inline).
+std::uint64_t table_key(double v) { return std::bit_cast<std::uint64_t>(v) >> 48; }
+constexpr std::size_t kMaxTable = 4096;  // 256 binary orders of magnitude
+
+}  // namespace
 
 Histogram::Histogram(std::vector<double> bounds)
     : bounds_(std::move(bounds)),
-      stride_((bounds_.size() + 1 + 7) / 8 * 8),
-      buckets_(new std::atomic<std::uint64_t>[stride_ * kMetricShards]) {
+      stride_((bounds_.size() + 2 + 7) / 8 * 8),
+      rows_(new std::atomic<std::uint64_t>[stride_ * metric_slot_count()]) {
   for (std::size_t i = 0; i + 1 < bounds_.size(); ++i) {
     if (!(bounds_[i] < bounds_[i + 1])) throw std::logic_error("histogram bounds must increase");
   }
-  for (std::size_t i = 0; i < stride_ * kMetricShards; ++i) buckets_[i].store(0, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < stride_ * metric_slot_count(); ++i) rows_[i].store(0, std::memory_order_relaxed);
+  if (!bounds_.empty() && bounds_.front() > 0 && std::isfinite(bounds_.back()) && bounds_.size() < 65535) {
+    key_lo_ = table_key(bounds_.front());
+    std::uint64_t key_hi = table_key(bounds_.back());
+    if (key_hi - key_lo_ < kMaxTable) {
+      first_candidate_.resize(key_hi - key_lo_ + 1);
+      for (std::uint64_t k = key_lo_; k <= key_hi; ++k) {
+        double smallest = std::bit_cast<double>(k << 48);  // the least double with key k
+        first_candidate_[k - key_lo_] = static_cast<std::uint16_t>(
+            std::lower_bound(bounds_.begin(), bounds_.end(), smallest) - bounds_.begin());
+      }
+    }
+  }
 }
 
-void Histogram::observe(double v) {
-  std::size_t i = std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin();
-  buckets_[metric_shard() * stride_ + i].fetch_add(1, std::memory_order_relaxed);
-  sum_.add(v);
+std::size_t Histogram::search_bucket(double v) const {
+  return std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin();
 }
 
-namespace {
-std::uint64_t bucket_total(const std::atomic<std::uint64_t>* buckets, std::size_t stride, std::size_t i) {
+std::uint64_t Histogram::bucket_total(std::size_t i) const {
   std::uint64_t total = 0;
-  for (std::size_t s = 0; s < kMetricShards; ++s) total += buckets[s * stride + i].load(std::memory_order_relaxed);
+  for (std::size_t s = 0; s < metric_slot_count(); ++s) total += rows_[s * stride_ + i].load(std::memory_order_relaxed);
   return total;
 }
-}  // namespace
+
+double Histogram::sum() const {
+  double total = 0;
+  for (std::size_t s = 0; s < metric_slot_count(); ++s) {
+    total += std::bit_cast<double>(rows_[s * stride_ + bounds_.size() + 1].load(std::memory_order_relaxed));
+  }
+  return total;
+}
 
 std::uint64_t Histogram::count() const {
   std::uint64_t total = 0;
-  for (std::size_t i = 0; i <= bounds_.size(); ++i) total += bucket_total(buckets_.get(), stride_, i);
+  for (std::size_t i = 0; i <= bounds_.size(); ++i) total += bucket_total(i);
   return total;
 }
 
 std::vector<std::uint64_t> Histogram::bucket_counts() const {
   std::vector<std::uint64_t> out(bounds_.size() + 1);
-  for (std::size_t i = 0; i <= bounds_.size(); ++i) out[i] = bucket_total(buckets_.get(), stride_, i);
+  for (std::size_t i = 0; i <= bounds_.size(); ++i) out[i] = bucket_total(i);
   return out;
 }
 
 std::uint64_t Histogram::cumulative(std::size_t i) const {
   std::uint64_t total = 0;
-  for (std::size_t j = 0; j <= i && j <= bounds_.size(); ++j) total += bucket_total(buckets_.get(), stride_, j);
+  for (std::size_t j = 0; j <= i && j <= bounds_.size(); ++j) total += bucket_total(j);
   return total;
 }
 
@@ -59,7 +80,7 @@ double Histogram::quantile(double q) const {
   std::vector<std::uint64_t> counts(bounds_.size() + 1);
   std::uint64_t total = 0;
   for (std::size_t i = 0; i <= bounds_.size(); ++i) {
-    counts[i] = bucket_total(buckets_.get(), stride_, i);
+    counts[i] = bucket_total(i);
     total += counts[i];
   }
   if (total == 0) return 0.0;

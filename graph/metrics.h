@@ -4,8 +4,9 @@
 // paths through the returned references, which stay valid as long as the registry lives.
 // Updates are lock-free atomics; creation and exposition take the registry's lock.
 //
-// Hot-path updates go to one of a few cache-line-padded shards picked by thread, so two cores
-// recording into the same histogram do not fight over one cache line; reads sum the shards.
+// Hot-path updates go to a cache-line-padded row owned by the calling thread
+// (graph/metric_slot.h), so two cores recording into the same histogram never share a cache
+// line and an update needs no locked instruction; reads sum the rows.
 //
 // Histograms use fixed bucket bounds (Prometheus `le` buckets) and also report P50/P95/P99,
 // interpolated within the bucket, as a companion gauge family `<name>_quantiles`. The default
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -23,41 +25,47 @@
 #include <utility>
 #include <vector>
 
+#include "graph/metric_slot.h"
+
 namespace sluice {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
-// The shard a thread writes to: threads get consecutive indexes on first use.
-constexpr std::size_t kMetricShards = 8;
-std::size_t metric_shard();
-
-// A double added to from many threads: one padded slot per shard, summed on read.
+// A double added to from many threads: one padded row per thread (graph/metric_slot.h),
+// summed on read.
 class ShardedSum {
  public:
+  ShardedSum() : slots_(new Slot[metric_slot_count()]) {}
   void add(double v) {
-    // Threads sharing a shard are rare; fetch_add keeps the sum exact when they collide.
-    slots_[metric_shard()].v.fetch_add(v, std::memory_order_relaxed);
+    MetricSlot s = metric_slot();
+    slot_add_double(slots_[s.index].bits, v, s.exclusive);
   }
   double value() const {
     double total = 0;
-    for (const auto& s : slots_) total += s.v.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < metric_slot_count(); ++i) {
+      total += std::bit_cast<double>(slots_[i].bits.load(std::memory_order_relaxed));
+    }
     return total;
   }
 
  private:
   struct alignas(64) Slot {
-    std::atomic<double> v{0.0};
+    std::atomic<std::uint64_t> bits{0};  // the bit pattern of 0.0 is 0
   };
-  Slot slots_[kMetricShards];
+  std::unique_ptr<Slot[]> slots_;
 };
 
 // An integer changed from many threads (in-flight counts): sharded like ShardedSum.
 class ShardedCount {
  public:
-  void add(std::int64_t v) { slots_[metric_shard()].v.fetch_add(v, std::memory_order_relaxed); }
+  ShardedCount() : slots_(new Slot[metric_slot_count()]) {}
+  void add(std::int64_t v) {
+    MetricSlot s = metric_slot();
+    slot_add(slots_[s.index].v, v, s.exclusive);
+  }
   std::int64_t value() const {
     std::int64_t total = 0;
-    for (const auto& s : slots_) total += s.v.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < metric_slot_count(); ++i) total += slots_[i].v.load(std::memory_order_relaxed);
     return total;
   }
 
@@ -65,7 +73,7 @@ class ShardedCount {
   struct alignas(64) Slot {
     std::atomic<std::int64_t> v{0};
   };
-  Slot slots_[kMetricShards];
+  std::unique_ptr<Slot[]> slots_;
 };
 
 class Counter {
@@ -91,9 +99,14 @@ class Histogram {
  public:
   // `bounds` are the upper bounds of the finite buckets, strictly increasing.
   explicit Histogram(std::vector<double> bounds);
-  void observe(double v);
+  void observe(double v) {  // inline: it runs twice per stage per request
+    MetricSlot s = metric_slot();
+    std::atomic<std::uint64_t>* row = &rows_[s.index * stride_];
+    slot_add(row[bucket_index(v)], 1, s.exclusive);
+    slot_add_double(row[bounds_.size() + 1], v, s.exclusive);
+  }
   std::uint64_t count() const;
-  double sum() const { return sum_.value(); }
+  double sum() const;
   // Interpolated quantile (q in [0,1]); 0 when empty.
   double quantile(double q) const;
   const std::vector<double>& bounds() const { return bounds_; }
@@ -106,13 +119,32 @@ class Histogram {
   static std::vector<double> size_buckets();         // counts, 1 .. 4096 (powers of 2)
   static std::vector<double> exponential(double start, double factor, int count);
 
+  // The bucket of v: the first bound >= v, bounds().size() for the +Inf bucket.
+  std::size_t bucket_index(double v) const {
+    const std::size_t n = bounds_.size();
+    if (first_candidate_.empty()) return search_bucket(v);
+    if (!(v > bounds_[0])) return v <= bounds_[0] ? 0 : n;  // at or below the first bound; NaN to +Inf
+    std::uint64_t k = (std::bit_cast<std::uint64_t>(v) >> 48) - key_lo_;
+    if (k >= first_candidate_.size()) return n;  // beyond the last bound's key: above it
+    std::size_t i = first_candidate_[k];
+    while (i < n && bounds_[i] < v) ++i;
+    return i;
+  }
+
  private:
-  std::size_t stride() const { return stride_; }
+  std::uint64_t bucket_total(std::size_t i) const;
+  std::size_t search_bucket(double v) const;  // binary search, when there is no table
   std::vector<double> bounds_;
-  std::size_t stride_;  // bucket slots per shard, padded to whole cache lines
-  // kMetricShards rows of stride_ counters: buckets 0..bounds_.size() (last is +Inf).
-  std::unique_ptr<std::atomic<std::uint64_t>[]> buckets_;
-  ShardedSum sum_;
+  // Each thread's row (graph/metric_slot.h) holds the counts of buckets 0..bounds_.size()
+  // (the last is +Inf) and then the sum of observations as double bits, padded to whole
+  // cache lines: one observation touches one row.
+  std::size_t stride_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> rows_;
+  // First candidate bucket per (exponent, top 4 mantissa bits) of a positive double, for
+  // doubles from bounds_.front() to bounds_.back(); empty when the bounds do not allow it
+  // (non-positive bounds, too wide a range), then bucket_index searches.
+  std::vector<std::uint16_t> first_candidate_;
+  std::uint64_t key_lo_ = 0;
 };
 
 class MetricsRegistry {

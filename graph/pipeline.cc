@@ -21,6 +21,9 @@ namespace flow = tbb::flow;
 
 namespace {
 
+constexpr std::size_t kStatusCodes = static_cast<std::size_t>(StatusCode::kInternal) + 1;
+constexpr std::size_t kAbortCauses = static_cast<std::size_t>(AbortCause::kShutdown) + 1;
+
 // What travels along a tbb edge: the batch and when it became ready for the next stage, so
 // each stage's queue wait is known even when parallel branches share the batch.
 struct Hop {
@@ -46,7 +49,7 @@ class Pipeline::Lifecycle final : public RequestLifecycle {
     Counter* tokens;
     ShardedCount in_flight;
     ShardedCount in_service;
-    std::map<StatusCode, Counter*> outcomes;
+    std::array<Counter*, kStatusCodes> outcomes{};  // by StatusCode value
   };
 
   Lifecycle(Pipeline& p) : p_(p) {
@@ -62,7 +65,7 @@ class Pipeline::Lifecycle final : public RequestLifecycle {
       cm->tokens = &m.counter("sluice_generation_tokens_total", "Answer tokens streamed to clients", l);
       for (StatusCode code : {StatusCode::kOk, StatusCode::kInvalidArgument, StatusCode::kNotFound, StatusCode::kOverloaded,
                               StatusCode::kDeadlineExceeded, StatusCode::kCancelled, StatusCode::kUnavailable, StatusCode::kInternal}) {
-        cm->outcomes[code] = &m.counter("sluice_requests_total", "Completed requests by class and outcome",
+        cm->outcomes[static_cast<std::size_t>(code)] = &m.counter("sluice_requests_total", "Completed requests by class and outcome",
                                         {{"class", c}, {"outcome", std::string(status_code_name(code))}});
       }
       ClassMetrics* raw = cm.get();
@@ -76,12 +79,13 @@ class Pipeline::Lifecycle final : public RequestLifecycle {
     }
     for (AbortCause cause : {AbortCause::kClientDisconnect, AbortCause::kTimeout, AbortCause::kShed, AbortCause::kFailure,
                              AbortCause::kShutdown}) {
-      aborts_[cause] = &m.counter("sluice_request_aborts_total", "Requests that did not finish normally, by cause",
+      aborts_[static_cast<std::size_t>(cause)] = &m.counter("sluice_request_aborts_total", "Requests that did not finish normally, by cause",
                                   {{"cause", std::string(abort_cause_name(cause))}});
     }
   }
 
   ClassMetrics& of(const Request& r) { return *classes_[std::min<std::size_t>(r.priority, classes_.size() - 1)]; }
+  static Counter& outcome(ClassMetrics& cm, StatusCode code) { return *cm.outcomes[static_cast<std::size_t>(code)]; }
 
   void on_first_token(Request& r) override {
     of(r).ttft->observe(nanos_to_seconds(r.first_token_at - r.arrival));
@@ -95,8 +99,8 @@ class Pipeline::Lifecycle final : public RequestLifecycle {
   void on_complete(Request& r) override {
     ClassMetrics& cm = of(r);
     cm.e2e->observe(nanos_to_seconds(r.completed_at - r.arrival));
-    cm.outcomes[r.status().code]->inc();
-    if (!r.status().ok() && r.status().cause != AbortCause::kNone) aborts_[r.status().cause]->inc();
+    outcome(cm, r.status().code).inc();
+    if (!r.status().ok() && r.status().cause != AbortCause::kNone) aborts_[static_cast<std::size_t>(r.status().cause)]->inc();
     if (r.tokens_emitted > 1 && r.last_token_at > r.first_token_at) {
       cm.tokens_per_second->observe((r.tokens_emitted - 1) / nanos_to_seconds(r.last_token_at - r.first_token_at));
     }
@@ -109,7 +113,7 @@ class Pipeline::Lifecycle final : public RequestLifecycle {
  private:
   Pipeline& p_;
   std::vector<std::unique_ptr<ClassMetrics>> classes_;
-  std::map<AbortCause, Counter*> aborts_;
+  std::array<Counter*, kAbortCauses> aborts_{};  // by AbortCause value; kNone unused
 };
 
 // ------------------------------------------------------------------ graph
@@ -119,6 +123,11 @@ struct Pipeline::Impl {
     std::string name;
     std::uint16_t index = 0;
     std::unique_ptr<Node> node;
+    SyncNode* sync = nullptr;     // exactly one of sync and async is set
+    AsyncNode* async = nullptr;
+    std::size_t concurrency = 0;  // tbb::flow::unlimited when the spec says 0
+    bool leaf = false;      // no successors: its batches leave the graph after it
+    std::string pipeline;   // the pipeline's name, for errors raised where batches leave
     Histogram* queue_time = nullptr;
     Histogram* service_time = nullptr;
     Counter* failures = nullptr;
@@ -142,21 +151,23 @@ namespace {
 using Impl = Pipeline::Impl;
 using Stage = Pipeline::Impl::Stage;
 
-// Completes requests that must not get more work: cancelled ones and ones past deadline.
-void retire_inactive(Batch& b, Nanos now, const std::string& stage) {
-  for (auto& r : b.requests) {
-    if (r->done()) continue;
-    if (r->cancelled()) {
-      AbortCause cause = r->cancel_cause();
-      r->complete(Status::Error(StatusCode::kCancelled, "request cancelled before stage '" + stage + "'",
-                                cause == AbortCause::kNone ? AbortCause::kClientDisconnect : cause),
-                  now);
-    } else if (r->expired(now)) {
-      r->complete(Status::Error(StatusCode::kDeadlineExceeded,
-                                "request deadline passed before stage '" + stage + "'", AbortCause::kTimeout),
-                  now);
-    }
+// Completes a request that must not get more work: cancelled, or past its deadline. Returns
+// whether it did.
+bool retire_if_inactive(Request& r, Nanos now, const std::string& stage) {
+  if (r.cancelled()) {
+    AbortCause cause = r.cancel_cause();
+    r.complete(Status::Error(StatusCode::kCancelled, "request cancelled before stage '" + stage + "'",
+                             cause == AbortCause::kNone ? AbortCause::kClientDisconnect : cause),
+               now);
+    return true;
   }
+  if (r.expired(now)) {
+    r.complete(Status::Error(StatusCode::kDeadlineExceeded, "request deadline passed before stage '" + stage + "'",
+                             AbortCause::kTimeout),
+               now);
+    return true;
+  }
+  return false;
 }
 
 void fail_active(Batch& b, Nanos now, const std::string& stage, const std::string& what) {
@@ -166,34 +177,43 @@ void fail_active(Batch& b, Nanos now, const std::string& stage, const std::strin
   }
 }
 
-// The requests a stage works on with their trace slots; inline for small batches so a hop
-// does not allocate.
+// The requests a stage works on; inline for small batches so a hop does not allocate.
 class Serviced {
  public:
-  using Entry = std::pair<Request*, std::uint32_t>;
-  void emplace_back(Request* r, std::uint32_t slot) {
-    if (size_ < kInline) inline_[size_] = {r, slot};
-    else overflow_.emplace_back(r, slot);
+  void push_back(Request* r) {
+    if (size_ < kInline) inline_[size_] = r;
+    else overflow_.push_back(r);
     ++size_;
   }
+  bool empty() const { return size_ == 0; }
   template <class F>
   void for_each(F&& f) const {
-    for (std::size_t i = 0; i < size_ && i < kInline; ++i) f(inline_[i].first, inline_[i].second);
-    for (const auto& e : overflow_) f(e.first, e.second);
+    for (std::size_t i = 0; i < size_ && i < kInline; ++i) f(inline_[i]);
+    for (Request* r : overflow_) f(r);
   }
 
  private:
   static constexpr std::size_t kInline = 4;
-  std::array<Entry, kInline> inline_;
-  std::vector<Entry> overflow_;
   std::size_t size_ = 0;
+  std::array<Request*, kInline> inline_;
+  std::vector<Request*> overflow_;
 };
 
-bool any_active(const Batch& b) {
-  for (const auto& r : b.requests) {
-    if (r->active()) return true;
+// Runs where a batch leaves the graph (after a leaf stage, on its thread: no extra hop). Once
+// the batch has reached all its leaves every request must have been answered; anything else
+// is a pipeline that forgot a request, answered here with an error.
+void finish_at_leaf(Batch& b, Clock& clock, const std::string& pipeline) {
+  if (b.pending_leaves.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  bool forgotten = false;
+  for (const auto& r : b.requests) forgotten |= !r->done();
+  if (!forgotten) return;
+  Nanos now = clock.now();
+  for (auto& r : b.requests) {
+    if (r->done() || retire_if_inactive(*r, now, "end")) continue;
+    r->complete(Status::Error(StatusCode::kInternal, "pipeline '" + pipeline + "' ended without answering the request",
+                              AbortCause::kFailure),
+                now);
   }
-  return false;
 }
 
 }  // namespace
@@ -255,24 +275,6 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
     impl.leaves_below[n.name()] = leaves_dedup(n.name(), seen);
   }
 
-  // ---- the final stage: every request must have been answered when its batch has reached
-  // all leaves; anything else is a pipeline that forgot a request, answered with an error.
-  auto* finalizer = new flow::function_node<Hop, flow::continue_msg>(
-      impl.graph, flow::unlimited, [clock, name = self->name_](const Hop& h) {
-        SLUICE_HANDOFF_ACQUIRE(h.batch.get());
-        if (h.batch->pending_leaves.fetch_sub(1, std::memory_order_acq_rel) != 1) return flow::continue_msg();
-        Nanos now = clock->now();
-        retire_inactive(*h.batch, now, "end");
-        for (auto& r : h.batch->requests) {
-          if (r->done()) continue;
-          r->complete(Status::Error(StatusCode::kInternal, "pipeline '" + name + "' ended without answering the request",
-                                    AbortCause::kFailure),
-                      now);
-        }
-        return flow::continue_msg();
-      });
-  impl.owned.emplace_back(finalizer);
-
   // ---- sources
   for (const auto& s : p.sources()) {
     auto* entry = new flow::broadcast_node<Hop>(impl.graph);
@@ -289,6 +291,8 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
     auto stage = std::make_unique<Stage>();
     stage->name = ns.name();
     stage->index = static_cast<std::uint16_t>(i);
+    stage->leaf = successors[ns.name()].empty();
+    stage->pipeline = p.name();
     Labels l{{"stage", ns.name()}};
     stage->queue_time = &metrics->histogram("sluice_request_queue_time_seconds", "Time a request waited before a stage", l);
     stage->service_time = &metrics->histogram("sluice_stage_service_time_seconds", "Time a stage spent on a request's batch", l);
@@ -339,51 +343,101 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
       continue;
     }
     self->stage_names_.push_back(ns.name());
-    std::size_t concurrency = ns.concurrency() == 0 ? std::size_t(flow::unlimited) : ns.concurrency();
-    Stage* st = stage.get();
-    Lifecycle* lc = self->lifecycle_.get();
+    stage->sync = dynamic_cast<SyncNode*>(stage->node.get());
+    stage->async = dynamic_cast<AsyncNode*>(stage->node.get());
+    stage->concurrency = ns.concurrency() == 0 ? std::size_t(flow::unlimited) : ns.concurrency();
+    impl.stages.push_back(std::move(stage));
+  }
+  if (!build_errors.empty()) throw SpecErrors(std::move(build_errors));
 
-    // Runs before a stage's work: retire inactive requests, count the active ones as in service.
-    // Runs before a stage's work: retire inactive requests, stamp the rest (finish time
-    // follows in `end`), count them as in service. Returns the serviced requests and slots.
-    auto begin = [st, lc](Batch& b, Nanos ready_at, Nanos start) {
-      retire_inactive(b, start, st->name);
-      Serviced serviced;
-      for (auto& r : b.requests) {
-        if (r->done()) continue;
-        st->queue_time->observe(nanos_to_seconds(start - ready_at));
-        lc->of(*r).in_service.add(1);
-        serviced.emplace_back(r.get(), r->trace().record(StageStamp{st->index, ready_at, start, 0}));
-      }
-      return serviced;
-    };
-    auto end = [st, lc](const Serviced& serviced, Nanos start, Nanos finish) {
-      double service = nanos_to_seconds(finish - start);
-      serviced.for_each([&](Request* r, std::uint32_t slot) {
-        r->trace().finish(slot, finish);
-        lc->of(*r).in_service.add(-1);
-        st->service_time->observe(service);
-      });
-    };
+  // ---- chains. A synchronous stage of unlimited concurrency whose only input is a stage of
+  // the same sort with no other output runs in its predecessor's tbb node, right after it:
+  // the hand-off between them would cost a task (and a queue) and buy nothing, since neither
+  // limits its concurrency. Every stage is still stamped and measured on its own; the queue
+  // time inside a chain is zero because there is no queue. runtime.chain_stages: false gives
+  // every stage its own tbb node.
+  std::map<std::string, Stage*> by_name;
+  for (auto& st : impl.stages) by_name[st->name] = st.get();
+  auto chainable = [](const Stage* st) { return st->sync && st->concurrency == std::size_t(flow::unlimited); };
+  auto continues_chain = [&](const Stage* st) {
+    if (!p.runtime().chain_stages() || !chainable(st) || fan_in[st->name] != 1) return false;
+    const std::string& from = predecessors[st->name].front();
+    auto it = by_name.find(from);
+    return it != by_name.end() && chainable(it->second) && successors[from].size() == 1;
+  };
+  std::vector<std::vector<Stage*>> units;  // each becomes one tbb node: a chain, or one stage
+  std::set<std::string> chained;           // members after the first of a chain
+  for (auto& st : impl.stages) {
+    if (continues_chain(st.get())) continue;  // collected from the head of its chain
+    std::vector<Stage*> unit{st.get()};
+    for (;;) {
+      const auto& next = successors[unit.back()->name];
+      if (next.size() != 1) break;
+      auto it = by_name.find(next.front());
+      if (it == by_name.end() || !continues_chain(it->second)) break;
+      unit.push_back(it->second);
+      chained.insert(it->second->name);
+    }
+    units.push_back(std::move(unit));
+  }
 
+  // ---- tbb nodes
+  Lifecycle* lc = self->lifecycle_.get();
+  // Runs before a stage's work, in one pass over the batch: completes requests that must not
+  // get more work (cancelled: 499-style kCancelled; past deadline: 504), stamps the rest (the
+  // finish time follows in `end`) and counts them as in service. Returns them; empty means
+  // the stage has nothing to do.
+  auto begin = [lc](const Stage& st, Batch& b, Nanos ready_at, Nanos start) {
+    Serviced serviced;
+    for (auto& r : b.requests) {
+      if (r->done() || retire_if_inactive(*r, start, st.name)) continue;
+      st.queue_time->observe(nanos_to_seconds(start - ready_at));
+      lc->of(*r).in_service.add(1);
+      r->trace().start(st.index, ready_at, start);
+      serviced.push_back(r.get());
+    }
+    return serviced;
+  };
+  auto end = [lc](const Stage& st, const Serviced& serviced, Nanos start, Nanos finish) {
+    double service = nanos_to_seconds(finish - start);
+    serviced.for_each([&](Request* r) {
+      r->trace().finish(st.index, finish);
+      lc->of(*r).in_service.add(-1);
+      st.service_time->observe(service);
+    });
+  };
+
+  for (const std::vector<Stage*>& unit : units) {
+    Stage* head = unit.front();
+    Stage* tail = unit.back();
     flow::receiver<Hop>* input = nullptr;
     flow::sender<Hop>* output = nullptr;
-    if (auto* sync = dynamic_cast<SyncNode*>(st->node.get())) {
-      auto* fn = new flow::function_node<Hop, Hop>(impl.graph, concurrency, [clock, st, sync, begin, end](Hop h) {
+    if (head->sync) {
+      auto* fn = new flow::function_node<Hop, Hop>(impl.graph, head->concurrency, [clock, unit, begin, end](Hop h) {
         SLUICE_HANDOFF_ACQUIRE(h.batch.get());
         Batch& b = *h.batch;
+        Nanos ready_at = h.ready_at;
         Nanos start = clock->now();
-        auto serviced = begin(b, h.ready_at, start);
-        if (any_active(b)) {
-          try {
-            sync->process(b);
-          } catch (const std::exception& e) {
-            st->failures->inc();
-            fail_active(b, clock->now(), st->name, e.what());
+        Nanos finish = start;
+        for (Stage* st : unit) {
+          auto serviced = begin(*st, b, ready_at, start);
+          if (!serviced.empty()) {
+            try {
+              st->sync->process(b);
+            } catch (const std::exception& e) {
+              st->failures->inc();
+              fail_active(b, clock->now(), st->name, e.what());
+            }
           }
+          finish = clock->now();
+          end(*st, serviced, start, finish);
+          ready_at = start = finish;  // the next stage of a chain starts at once
         }
-        Nanos finish = clock->now();
-        end(serviced, start, finish);
+        Stage* last = unit.back();
+        if (last->leaf) {
+          finish_at_leaf(b, *clock, last->pipeline);
+          return Hop{};  // no successors
+        }
         SLUICE_HANDOFF_RELEASE(h.batch.get());
         return Hop{std::move(h.batch), finish};
       });
@@ -391,30 +445,32 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
       input = fn;
       output = fn;
     } else {
-      auto* async = dynamic_cast<AsyncNode*>(st->node.get());
+      Stage* st = head;
       using AsyncFlowNode = flow::async_node<Hop, Hop>;
       auto* an = new AsyncFlowNode(
-          impl.graph, concurrency, [clock, st, async, begin, end](Hop h, AsyncFlowNode::gateway_type& gw) {
+          impl.graph, st->concurrency, [clock, st, begin, end](Hop h, AsyncFlowNode::gateway_type& gw) {
             SLUICE_HANDOFF_ACQUIRE(h.batch.get());
             Batch& b = *h.batch;
             Nanos start = clock->now();
-            auto serviced = std::make_shared<Serviced>(begin(b, h.ready_at, start));
+            auto serviced = std::make_shared<Serviced>(begin(*st, b, h.ready_at, start));
             gw.reserve_wait();
-            auto done = [clock, end, serviced, start, gw = &gw](BatchPtr out) {
+            auto done = [clock, st, end, serviced, start, gw = &gw](BatchPtr out) {
               Nanos finish = clock->now();
-              end(*serviced, start, finish);
-              if (out) {
+              end(*st, *serviced, start, finish);
+              if (out && st->leaf) {
+                finish_at_leaf(*out, *clock, st->pipeline);
+              } else if (out) {
                 SLUICE_HANDOFF_RELEASE(out.get());
                 gw->try_put(Hop{std::move(out), finish});
               }  // null: absorbed (e.g. merged by a batcher)
               gw->release_wait();
             };
-            if (!any_active(b)) {
+            if (serviced->empty()) {
               done(std::move(h.batch));
               return;
             }
             try {
-              async->start_batch(h.batch, done);
+              st->async->start_batch(h.batch, done);
             } catch (const std::exception& e) {
               st->failures->inc();
               fail_active(b, clock->now(), st->name, e.what());
@@ -427,10 +483,10 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
       // register_successor (silently, in release builds), which would drop every hop.
       output = &flow::output_port<0>(*an);
     }
-    impl.out[ns.name()] = output;
+    impl.out[tail->name] = output;
 
-    // Fan-in: a key-matching join on the batch id in front of the stage.
-    int k = fan_in[ns.name()];
+    // Fan-in: a key-matching join on the batch id in front of the unit.
+    int k = fan_in[head->name];
     auto key = [](const Hop& h) -> std::uint64_t { return h.batch->id; };
     auto merge = [](auto&&... hops) { return Hop{std::get<0>(std::forward_as_tuple(hops...)).batch, std::max({hops.ready_at...})}; };
     auto add_join = [&](auto* join) {
@@ -444,30 +500,27 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
       return join;
     };
     if (k <= 1) {
-      impl.in[ns.name()] = {input};
+      impl.in[head->name] = {input};
     } else if (k == 2) {
       auto* j = add_join(new flow::join_node<std::tuple<Hop, Hop>, flow::key_matching<std::uint64_t>>(impl.graph, key, key));
-      impl.in[ns.name()] = {&flow::input_port<0>(*j), &flow::input_port<1>(*j)};
+      impl.in[head->name] = {&flow::input_port<0>(*j), &flow::input_port<1>(*j)};
     } else if (k == 3) {
       auto* j = add_join(new flow::join_node<std::tuple<Hop, Hop, Hop>, flow::key_matching<std::uint64_t>>(impl.graph, key, key, key));
-      impl.in[ns.name()] = {&flow::input_port<0>(*j), &flow::input_port<1>(*j), &flow::input_port<2>(*j)};
+      impl.in[head->name] = {&flow::input_port<0>(*j), &flow::input_port<1>(*j), &flow::input_port<2>(*j)};
     } else {
       auto* j = add_join(new flow::join_node<std::tuple<Hop, Hop, Hop, Hop>, flow::key_matching<std::uint64_t>>(
           impl.graph, key, key, key, key));
-      impl.in[ns.name()] = {&flow::input_port<0>(*j), &flow::input_port<1>(*j), &flow::input_port<2>(*j),
-                            &flow::input_port<3>(*j)};
+      impl.in[head->name] = {&flow::input_port<0>(*j), &flow::input_port<1>(*j), &flow::input_port<2>(*j),
+                             &flow::input_port<3>(*j)};
     }
-    impl.stages.push_back(std::move(stage));
   }
-  if (!build_errors.empty()) throw SpecErrors(std::move(build_errors));
 
-  // ---- edges, then leaves into the final stage
+  // ---- edges (leaves finish their batches themselves: finish_at_leaf; edges inside a chain
+  // are the chain's own order)
   std::map<std::string, std::size_t> next_port;
   for (const auto& e : p.edges()) {
+    if (chained.count(e.to())) continue;
     flow::make_edge(*impl.out.at(e.from()), *impl.in.at(e.to()).at(next_port[e.to()]++));
-  }
-  for (const auto& ns : p.nodes()) {
-    if (successors[ns.name()].empty()) flow::make_edge(*impl.out.at(ns.name()), *finalizer);
   }
   return self;
 }
@@ -548,13 +601,13 @@ Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
   if (!status.ok()) {
     // Not admitted: completed here, without the lifecycle (it never counted as in flight).
     request->complete(status, now);
-    lifecycle_->of(*request).outcomes[status.code]->inc();
+    Lifecycle::outcome(lifecycle_->of(*request), status.code).inc();
     return status;
   }
   request->set_lifecycle(lifecycle_.get());
   lifecycle_->of(*request).in_flight.add(1);
   {
-    Shard& shard = shards_[request->id() % kShards];
+    Shard& shard = shards_[shard_of(request->id())];
     std::lock_guard lock(shard.mu);
     request->live_prev = nullptr;
     request->live_next = shard.head;
@@ -572,7 +625,7 @@ Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
 
 void Pipeline::on_request_complete(Request& request) {
   {
-    Shard& shard = shards_[request.id() % kShards];
+    Shard& shard = shards_[shard_of(request.id())];
     std::lock_guard lock(shard.mu);
     if (request.live_prev) request.live_prev->live_next = request.live_next;
     else shard.head = request.live_next;

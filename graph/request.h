@@ -97,18 +97,28 @@ class Request : public std::enable_shared_from_this<Request> {
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
 
+ private:
+  // Read at every stage boundary: declared first, so they share a cache line with priority,
+  // arrival and deadline below (the runtime touches one line per request per stage).
+  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> done_{false};
+  std::atomic<int> cancel_cause_{0};
+  RequestLifecycle* lifecycle_ = nullptr;
+
+ public:
+
   // ---- identity, fixed before submission ----
   std::uint64_t id() const { return id_; }
   const RequestInput& input() const { return input_; }
   static constexpr std::uint8_t kDefaultPriority = 255;
   // Index into the pipeline's classes, 0 = most urgent; kDefaultPriority: the pipeline's default.
   std::uint8_t priority = kDefaultPriority;
+  bool want_timings = false;       // client asked for its per-stage timings
+  Nanos arrival = 0;               // when the connector received it
+  Nanos deadline = kNoDeadline;    // absolute; past it nodes stop spending work
   std::string tenant;              // scopes caches and fairness; empty = default tenant
   std::string external_id;         // e.g. "chatcmpl-..." shown to the client
   std::string traceparent;         // W3C trace context, kept as received and propagated
-  Nanos arrival = 0;               // when the connector received it
-  Nanos deadline = kNoDeadline;    // absolute; past it nodes stop spending work
-  bool want_timings = false;       // client asked for its per-stage timings
 
   // ---- flow ----
   Trace& trace() { return trace_; }
@@ -169,11 +179,7 @@ class Request : public std::enable_shared_from_this<Request> {
   const std::uint64_t id_;
   const RequestInput input_;
   std::shared_ptr<ResponseSink> sink_;
-  RequestLifecycle* lifecycle_ = nullptr;
   Trace trace_;
-  std::atomic<bool> cancelled_{false};
-  std::atomic<int> cancel_cause_{0};
-  std::atomic<bool> done_{false};
   Status status_;
   // Serialises sink calls so a late token never follows on_complete.
   mutable std::mutex mu_;

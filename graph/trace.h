@@ -1,17 +1,21 @@
 // Trace: the per-stage timestamps of one request. Every node boundary stamps it (the runtime
 // does this, nodes never time themselves), so queue wait and service time are known per stage.
 //
-// Stamps are appended lock-free: parallel branches may stamp the same request at once, each
-// into its own slot. Readers read in the sink's on_complete (on the completing thread, where
-// the completing stage's own stamp still has finished == 0), or after the pipeline is done
-// with the request's batch.
-// Capacity is fixed so a trace never allocates; stamps past capacity are counted and dropped.
+// Each stage writes its own slot, the slot of its index in the pipeline (a request passes a
+// stage at most once), so stamping takes no read-modify-write even when parallel branches
+// stamp the same request at once. Fields are accessed as relaxed atomics (plain moves on x86) so a reader
+// racing with a branch still running sees either the old or the new value of a field, never
+// a torn one; a slot becomes visible to readers once its start is stamped (release/acquire).
+// Readers read in the sink's on_complete (on the completing thread, where the completing
+// stage's own finish is still 0) or after the pipeline is done with the request.
+// Capacity is fixed so a trace never allocates; stages at index kCapacity and beyond are
+// counted in dropped() and not stamped.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <string>
+#include <vector>
 
 #include "graph/clock.h"
 
@@ -26,36 +30,57 @@ struct StageStamp {
 
 class Trace {
  public:
-  static constexpr std::uint32_t kCapacity = 16;
+  static constexpr std::uint32_t kCapacity = 32;
 
-  // Appends a stamp; returns its slot for finish(), or kCapacity when it was dropped.
-  std::uint32_t record(const StageStamp& stamp) {
-    std::uint32_t slot = count_.fetch_add(1, std::memory_order_relaxed);
-    if (slot >= kCapacity) return kCapacity;
-    stamps_[slot] = stamp;
-    return slot;
+  // Stamps stage `stage` as begun: ready since `queued`, started at `started`.
+  void start(std::uint16_t stage, Nanos queued, Nanos started) {
+    if (stage >= kCapacity) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    Slot& s = slots_[stage];
+    std::atomic_ref<Nanos>(s.queued).store(queued, std::memory_order_relaxed);
+    std::atomic_ref<Nanos>(s.started).store(started, std::memory_order_relaxed);
+    std::atomic_ref<Nanos>(s.finished).store(0, std::memory_order_relaxed);
+    present_[stage].store(true, std::memory_order_release);
   }
-  // Sets the finish time of a stamp recorded earlier. A stage that completes its request
-  // finishes after the client was answered; readers at completion see finished == 0 there
-  // and use the request's completion time.
-  void finish(std::uint32_t slot, Nanos finished) {
-    if (slot < kCapacity) stamps_[slot].finished = finished;
+  // Stamps the stage's hand-on time. A stage that completes its request finishes after the
+  // client was answered; readers at completion see finished == 0 there and use the
+  // request's completion time.
+  void finish(std::uint16_t stage, Nanos finished) {
+    if (stage < kCapacity) std::atomic_ref<Nanos>(slots_[stage].finished).store(finished, std::memory_order_relaxed);
   }
-  // Number of valid stamps (at most kCapacity).
+  // The stamped stages in stage order.
+  std::vector<StageStamp> stamps() const {
+    std::vector<StageStamp> out;
+    for (std::uint16_t i = 0; i < kCapacity; ++i) {
+      if (!present_[i].load(std::memory_order_acquire)) continue;
+      Slot& s = slots_[i];
+      out.push_back({i, std::atomic_ref<Nanos>(s.queued).load(std::memory_order_relaxed),
+                     std::atomic_ref<Nanos>(s.started).load(std::memory_order_relaxed),
+                     std::atomic_ref<Nanos>(s.finished).load(std::memory_order_relaxed)});
+    }
+    return out;
+  }
+  // Number of stamped stages.
   std::uint32_t size() const {
-    std::uint32_t n = count_.load(std::memory_order_acquire);
-    return n < kCapacity ? n : kCapacity;
+    std::uint32_t n = 0;
+    for (const auto& p : present_) n += p.load(std::memory_order_acquire) ? 1 : 0;
+    return n;
   }
-  std::uint32_t dropped() const {
-    std::uint32_t n = count_.load(std::memory_order_acquire);
-    return n > kCapacity ? n - kCapacity : 0;
-  }
-  const StageStamp& operator[](std::uint32_t i) const { return stamps_[i]; }
+  // Stages past capacity that were not stamped.
+  std::uint32_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
-  std::atomic<std::uint32_t> count_{0};
-  // Not zeroed: only the first size() stamps are ever read.
-  std::array<StageStamp, kCapacity> stamps_;
+  // Plain fields accessed through std::atomic_ref, so a new request does not zero them.
+  struct Slot {
+    Nanos queued;
+    Nanos started;
+    Nanos finished;
+  };
+  std::array<std::atomic<bool>, kCapacity> present_{};  // the only part zeroed per request
+  std::atomic<std::uint32_t> dropped_{0};
+  mutable std::array<Slot, kCapacity> slots_;           // read only where present_
 };
 
 }  // namespace sluice

@@ -2,7 +2,9 @@
 // (envelope, trace stamps, stage metrics, exactly-once completion) against a bare oneTBB
 // graph of 10 no-op function_nodes passing shared pointers, side by side in one process.
 //
-//   graph_overhead_bench [--requests N] [--reps R] [--latency-samples M]
+//   graph_overhead_bench [--requests N] [--reps R] [--latency-samples M] [--only bare|sluice]
+//
+// --only runs one side alone (for profiling it; no ratio is printed).
 //
 // Throughput: one producer thread puts N messages as fast as it can (Sluice's producer stays
 // within an admission window of 8,000 requests, as a client honouring 429s would; the bare
@@ -16,11 +18,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "graph/monotonic_time.h"
 #include "graph/pipeline.h"
 #include "graph/spec_validator.h"
 #include "nodes/builtin_nodes.h"
@@ -44,7 +48,10 @@ struct Bare {
   tbb::flow::graph g;
   std::vector<std::unique_ptr<tbb::flow::function_node<std::shared_ptr<Payload>, std::shared_ptr<Payload>>>> nodes;
   std::unique_ptr<tbb::flow::function_node<std::shared_ptr<Payload>, tbb::flow::continue_msg>> last;
-  std::atomic<std::uint64_t> done{0};
+  // On a cache line of its own: the worker bumps it per request while the producer reads the
+  // members around it on every put.
+  alignas(64) std::atomic<std::uint64_t> done{0};
+  char done_pad[64 - sizeof(std::atomic<std::uint64_t>)];
   Bare() {
     for (int i = 0; i < kNodes - 1; ++i) {
       nodes.push_back(std::make_unique<tbb::flow::function_node<std::shared_ptr<Payload>, std::shared_ptr<Payload>>>(
@@ -95,7 +102,10 @@ struct Ours {
   sluice::NodeRegistry reg;
   sluice::MetricsRegistry metrics;
   std::unique_ptr<sluice::Pipeline> pipeline;
-  std::atomic<std::uint64_t> done{0};
+  // On a cache line of its own: the worker bumps it per request while the producer reads the
+  // members around it on every put.
+  alignas(64) std::atomic<std::uint64_t> done{0};
+  char done_pad[64 - sizeof(std::atomic<std::uint64_t>)];
   std::shared_ptr<CountingSink> sink;
   Ours() {
     sluice::register_builtin_nodes(reg);
@@ -111,7 +121,11 @@ struct Ours {
     // A well-behaved producer stays within the admission window instead of being refused.
     while (pipeline->in_flight() >= 8000) std::this_thread::yield();
     sluice::RequestInput in;
-    auto r = std::make_shared<sluice::Request>(pipeline->next_request_id(), std::move(in), sink);
+    // Each request gets a non-owning handle to the bench's one sink: a server's requests each
+    // have their own sink, so one reference count shared by every request (a cache line
+    // bouncing between the producer and the worker) would measure the bench, not the runtime.
+    auto r = std::make_shared<sluice::Request>(pipeline->next_request_id(), std::move(in),
+                                               std::shared_ptr<sluice::ResponseSink>(std::shared_ptr<void>(), sink.get()));
     pipeline->submit("in", r);
   }
 };
@@ -139,15 +153,46 @@ double latency_us(G& g, int samples) {
   return median(lat);
 }
 
+// Which malloc the process runs on (both graphs share it): the sluice command's, unless the
+// build turned SLUICE_SCALABLE_MALLOC off.
+const char* allocator() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("libtbbmalloc_proxy") != std::string::npos) return "tbbmalloc_proxy";
+  }
+  return "glibc";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::uint64_t requests = 200000;
   int reps = 5, samples = 20000;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
     if (!std::strcmp(argv[i], "--requests")) requests = std::stoull(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--reps")) reps = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--latency-samples")) samples = std::stoi(argv[i + 1]);
+  }
+  if (!only.empty()) {
+    if (only != "bare" && only != "sluice") {
+      std::fprintf(stderr, "--only takes bare or sluice, not '%s'\n", only.c_str());
+      return 2;
+    }
+    auto run = [&](auto& g) {
+      throughput(g, requests / 10);
+      for (int r = 0; r < reps; ++r) std::printf("%s rep %d: %.0f requests/s\n", only.c_str(), r + 1, throughput(g, requests));
+    };
+    if (only == "bare") {
+      Bare bare;
+      run(bare);
+    } else {
+      Ours ours;
+      run(ours);
+    }
+    return 0;
   }
   Bare bare;
   Ours ours;
@@ -166,6 +211,7 @@ int main(int argc, char** argv) {
                  100 * o / b, bare_lat.back(), ours_lat.back());
   }
   double bl = median(bare_lat), ol = median(ours_lat);
+  std::printf("malloc: %s; runtime clock: %s\n\n", allocator(), sluice::monotonic_time_source());
   std::printf("| measure | bare oneTBB | Sluice runtime | ratio |\n| --- | --- | --- | --- |\n");
   std::printf("| throughput, 10 nodes, requests/s (median of %d) | %.0f | %.0f | %.2f |\n", reps, median(bare_rate),
               median(ours_rate), median(ratio));

@@ -96,10 +96,10 @@ std::string timings_json(const Request& request, const std::vector<std::string>&
   std::string out = "{\"id\":";
   append_json_string(out, request.external_id);
   out += ",\"stages\":[";
-  const Trace& trace = request.trace();
-  for (std::uint32_t i = 0; i < trace.size(); ++i) {
-    const StageStamp& s = trace[i];
-    if (i) out += ',';
+  bool first = true;
+  for (const StageStamp& s : request.trace().stamps()) {
+    if (!first) out += ',';
+    first = false;
     out += "{\"stage\":";
     append_json_string(out, s.stage < stage_names.size() ? stage_names[s.stage] : "stage" + std::to_string(s.stage));
     out += ",\"queue_us\":";

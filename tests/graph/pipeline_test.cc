@@ -251,8 +251,7 @@ TEST(Pipeline, StageMetricsAndTraceAreRecorded) {
   EXPECT_NE(text.find("sluice_stage_service_time_seconds_count{stage=\"left\"} 1"), std::string::npos);
   EXPECT_NE(text.find("sluice_requests_total{class=\"P1\",outcome=\"ok\"} 1"), std::string::npos);
   EXPECT_NE(text.find("sluice_time_to_first_token_seconds_count{class=\"P1\"} 1"), std::string::npos);
-  for (std::uint32_t i = 0; i < r->trace().size(); ++i) {
-    const StageStamp& s = r->trace()[i];
+  for (const StageStamp& s : r->trace().stamps()) {
     EXPECT_LE(s.queued, s.started);
     EXPECT_LE(s.started, s.finished);
   }

@@ -142,8 +142,10 @@ TEST_F(HttpSourceTest, HeadersSetPriorityDeadlineTraceparentAndTimings) {
   EXPECT_EQ(req->deadline, req->arrival + 250 * kNanosPerMilli);
   EXPECT_EQ(req->traceparent, tp);
   EXPECT_TRUE(req->want_timings);
-  req->trace().record(StageStamp{0, now(), now() + 1000, now() + 3000});
-  req->trace().record(StageStamp{1, now() + 3000, now() + 5000, now() + 9000});
+  req->trace().start(0, now(), now() + 1000);
+  req->trace().finish(0, now() + 3000);
+  req->trace().start(1, now() + 3000, now() + 5000);
+  req->trace().finish(1, now() + 9000);
   req->complete(Status::Ok(), now() + 10'000);
   auto r = client.read_response();
   ASSERT_EQ(r.status, 200);

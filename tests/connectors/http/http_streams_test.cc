@@ -101,7 +101,8 @@ TEST_F(HttpSourceTest, CompletionStreamWithUsageTimingsAndSideEvents) {
   json chunk = event_json(client.next_event());
   EXPECT_EQ(chunk["object"], "text_completion");
   EXPECT_EQ(chunk["choices"][0]["text"], "a");
-  req->trace().record(StageStamp{1, now(), now() + 2000, now() + 5000});
+  req->trace().start(1, now(), now() + 2000);
+  req->trace().finish(1, now() + 5000);
   req->usage = Usage{1, 1};
   req->finish_reason = "length";
   req->complete(Status::Ok(), now() + 6000);
