@@ -17,7 +17,8 @@
 
 namespace sluice {
 
-struct Batch {
+// Cache-line aligned for the same reason as Request: its reference counts change on every hop.
+struct alignas(64) Batch {
   std::uint64_t id = 0;                 // unique per pipeline; the join key
   std::vector<RequestPtr> requests;
   // Leaves of the graph this batch has still to reach; the runtime's final stage checks that

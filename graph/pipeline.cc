@@ -235,6 +235,7 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
   self->drain_timeout_ = duration_nanos(p.runtime().drain_timeout());
   self->max_in_flight_ = p.runtime().max_in_flight();
   self->impl_ = std::make_unique<Impl>();
+  self->live_ = std::make_unique<LiveList[]>(metric_slot_count());
   self->lifecycle_ = std::make_unique<Lifecycle>(*self);
   Impl& impl = *self->impl_;
   Pipeline* pipeline = self.get();
@@ -384,27 +385,30 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
   // ---- tbb nodes
   Lifecycle* lc = self->lifecycle_.get();
   // Runs before a stage's work, in one pass over the batch: completes requests that must not
-  // get more work (cancelled: 499-style kCancelled; past deadline: 504), stamps the rest (the
-  // finish time follows in `end`) and counts them as in service. Returns them; empty means
-  // the stage has nothing to do.
-  auto begin = [lc](const Stage& st, Batch& b, Nanos ready_at, Nanos start) {
+  // get more work (cancelled: kCancelled; past deadline: 504), stamps the rest (the finish
+  // time follows in `end`) and, when `count` (the first stage of a tbb node), counts them as
+  // in service. Returns them; empty means the stage has nothing to do.
+  auto begin = [lc](const Stage& st, Batch& b, Nanos ready_at, Nanos start, bool count) {
     Serviced serviced;
     for (auto& r : b.requests) {
       if (r->done() || retire_if_inactive(*r, start, st.name)) continue;
       st.queue_time->observe(nanos_to_seconds(start - ready_at));
-      lc->of(*r).in_service.add(1);
+      if (count) lc->of(*r).in_service.add(1);
       r->trace().start(st.index, ready_at, start);
       serviced.push_back(r.get());
     }
     return serviced;
   };
-  auto end = [lc](const Stage& st, const Serviced& serviced, Nanos start, Nanos finish) {
+  auto end = [](const Stage& st, const Serviced& serviced, Nanos start, Nanos finish) {
     double service = nanos_to_seconds(finish - start);
     serviced.for_each([&](Request* r) {
       r->trace().finish(st.index, finish);
-      lc->of(*r).in_service.add(-1);
       st.service_time->observe(service);
     });
+  };
+  // A request is in service from the first stage of a tbb node to the end of its last.
+  auto leave_service = [lc](const Serviced& serviced) {
+    serviced.for_each([&](Request* r) { lc->of(*r).in_service.add(-1); });
   };
 
   for (const std::vector<Stage*>& unit : units) {
@@ -413,14 +417,17 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
     flow::receiver<Hop>* input = nullptr;
     flow::sender<Hop>* output = nullptr;
     if (head->sync) {
-      auto* fn = new flow::function_node<Hop, Hop>(impl.graph, head->concurrency, [clock, unit, begin, end](Hop h) {
+      auto* fn = new flow::function_node<Hop, Hop>(impl.graph, head->concurrency, [clock, unit, begin, end, leave_service](Hop h) {
         SLUICE_HANDOFF_ACQUIRE(h.batch.get());
         Batch& b = *h.batch;
         Nanos ready_at = h.ready_at;
         Nanos start = clock->now();
         Nanos finish = start;
+        Serviced in_service;
         for (Stage* st : unit) {
-          auto serviced = begin(*st, b, ready_at, start);
+          bool first = st == unit.front();
+          auto serviced = begin(*st, b, ready_at, start, first);
+          if (first) in_service = serviced;
           if (!serviced.empty()) {
             try {
               st->sync->process(b);
@@ -433,6 +440,7 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
           end(*st, serviced, start, finish);
           ready_at = start = finish;  // the next stage of a chain starts at once
         }
+        leave_service(in_service);
         Stage* last = unit.back();
         if (last->leaf) {
           finish_at_leaf(b, *clock, last->pipeline);
@@ -448,15 +456,16 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
       Stage* st = head;
       using AsyncFlowNode = flow::async_node<Hop, Hop>;
       auto* an = new AsyncFlowNode(
-          impl.graph, st->concurrency, [clock, st, begin, end](Hop h, AsyncFlowNode::gateway_type& gw) {
+          impl.graph, st->concurrency, [clock, st, begin, end, leave_service](Hop h, AsyncFlowNode::gateway_type& gw) {
             SLUICE_HANDOFF_ACQUIRE(h.batch.get());
             Batch& b = *h.batch;
             Nanos start = clock->now();
-            auto serviced = std::make_shared<Serviced>(begin(*st, b, h.ready_at, start));
+            auto serviced = std::make_shared<Serviced>(begin(*st, b, h.ready_at, start, true));
             gw.reserve_wait();
-            auto done = [clock, st, end, serviced, start, gw = &gw](BatchPtr out) {
+            auto done = [clock, st, end, leave_service, serviced, start, gw = &gw](BatchPtr out) {
               Nanos finish = clock->now();
               end(*st, *serviced, start, finish);
+              leave_service(*serviced);
               if (out && st->leaf) {
                 finish_at_leaf(*out, *clock, st->pipeline);
               } else if (out) {
@@ -607,12 +616,10 @@ Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
   request->set_lifecycle(lifecycle_.get());
   lifecycle_->of(*request).in_flight.add(1);
   {
-    Shard& shard = shards_[shard_of(request->id())];
-    std::lock_guard lock(shard.mu);
-    request->live_prev = nullptr;
-    request->live_next = shard.head;
-    if (shard.head) shard.head->live_prev = request.get();
-    shard.head = request.get();
+    LiveList& list = live_[metric_slot().index];
+    std::lock_guard lock(list.mu);
+    prune(list, kPrunePerSubmit);
+    list.requests.push_back(request);
   }
   auto batch = std::make_shared<Batch>();
   batch->id = next_batch_id_.fetch_add(1, std::memory_order_relaxed);
@@ -623,15 +630,20 @@ Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
   return Status::Ok();
 }
 
-void Pipeline::on_request_complete(Request& request) {
-  {
-    Shard& shard = shards_[shard_of(request.id())];
-    std::lock_guard lock(shard.mu);
-    if (request.live_prev) request.live_prev->live_next = request.live_next;
-    else shard.head = request.live_next;
-    if (request.live_next) request.live_next->live_prev = request.live_prev;
-    request.live_prev = request.live_next = nullptr;
+void Pipeline::prune(LiveList& list, std::size_t checks) {
+  auto& v = list.requests;
+  for (std::size_t i = 0; i < checks && !v.empty(); ++i) {
+    if (list.cursor >= v.size()) list.cursor = 0;
+    if (v[list.cursor]->done()) {
+      std::swap(v[list.cursor], v.back());
+      v.pop_back();  // the last reference when the graph is done with it too
+    } else {
+      ++list.cursor;
+    }
   }
+}
+
+void Pipeline::on_request_complete(Request& request) {
   if (in_flight_.fetch_sub(1, std::memory_order_acq_rel) == 1 && draining()) {
     std::lock_guard lock(drain_mu_);
     drained_cv_.notify_all();
@@ -650,12 +662,14 @@ DrainReport Pipeline::drain(Nanos timeout) {
     drained_cv_.wait_for(lock, std::chrono::nanoseconds(timeout), [this] { return in_flight() == 0; });
   }
   std::vector<RequestPtr> remaining;
-  for (Shard& shard : shards_) {
-    std::lock_guard lock(shard.mu);
-    for (Request* r = shard.head; r; r = r->live_next) {
-      // Listed means not yet completed, and a request is kept alive by its batch until then.
-      if (auto strong = r->weak_from_this().lock()) remaining.push_back(std::move(strong));
+  for (std::size_t i = 0; i < metric_slot_count(); ++i) {
+    LiveList& list = live_[i];
+    std::lock_guard lock(list.mu);
+    for (const auto& r : list.requests) {
+      if (!r->done()) remaining.push_back(r);
     }
+    list.requests.clear();  // drain is the end: nothing is submitted after it
+    list.cursor = 0;
   }
   Nanos now = clock_->now();
   for (auto& r : remaining) {

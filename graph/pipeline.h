@@ -111,16 +111,20 @@ class Pipeline {
   std::atomic<bool> draining_{false};
   std::atomic<bool> started_{false};
 
-  // Live requests, for abandoning at shutdown. Sharded to keep the lock off the hot path; the
-  // shard is a hash of the id, so the intake thread and the thread completing a request
-  // admitted a fixed number of requests earlier do not keep meeting on one shard.
-  static constexpr std::size_t kShards = 16;
-  static std::size_t shard_of(std::uint64_t id) { return (id * 0x9E3779B97F4A7C15ull) >> 60; }
-  struct alignas(64) Shard {
-    std::mutex mu;
-    Request* head = nullptr;  // intrusive list through Request::live_prev/live_next
+  // Live requests, for abandoning at shutdown: one list per intake thread (indexed like the
+  // metric rows, graph/metric_slot.h), touched only by that thread and by drain, so neither
+  // intake nor completion shares a lock or a cache line with the other. A list holds its
+  // requests (RequestPtr) and drops the completed ones lazily: each submit checks the next
+  // kPrunePerSubmit entries, so a list stays within about twice the requests its thread has in
+  // flight, and the intake thread, which allocated a request, usually frees it too.
+  static constexpr std::size_t kPrunePerSubmit = 2;
+  struct alignas(64) LiveList {
+    std::mutex mu;  // uncontended but for drain and threads sharing the overflow row
+    std::vector<RequestPtr> requests;
+    std::size_t cursor = 0;
   };
-  Shard shards_[kShards];
+  static void prune(LiveList& list, std::size_t checks);
+  std::unique_ptr<LiveList[]> live_;
   std::mutex drain_mu_;
   std::condition_variable drained_cv_;
 };

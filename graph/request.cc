@@ -42,6 +42,9 @@ bool Request::complete(Status status, Nanos now) {
     completed_at = now;
     done_.store(true, std::memory_order_release);
     if (sink_) sink_->on_complete(*this);
+    // The answer is delivered: a completed request no longer holds its client's buffers,
+    // however long the envelope itself stays referenced (Pipeline's live lists drop it lazily).
+    sink_.reset();
   }
   // Outside the lock: the lifecycle may release capacity that lets another request in.
   if (lifecycle_) lifecycle_->on_complete(*this);

@@ -90,7 +90,10 @@ class RequestLifecycle {
   virtual void on_complete(Request& request) = 0;
 };
 
-class Request : public std::enable_shared_from_this<Request> {
+// Cache-line aligned, so with make_shared the reference counts (which the intake thread
+// changes while a worker is already on the request) do not share a line with the fields every
+// stage reads.
+class alignas(64) Request : public std::enable_shared_from_this<Request> {
  public:
   Request(std::uint64_t id, RequestInput input, std::shared_ptr<ResponseSink> sink)
       : id_(id), input_(std::move(input)), sink_(std::move(sink)) {}
@@ -170,10 +173,6 @@ class Request : public std::enable_shared_from_this<Request> {
 
   // Set by the pipeline at submission; not for nodes.
   void set_lifecycle(RequestLifecycle* lifecycle) { lifecycle_ = lifecycle; }
-  // The pipeline's intrusive list of live requests (for abandoning at shutdown); guarded by
-  // the pipeline's shard lock, never touched by nodes.
-  Request* live_prev = nullptr;
-  Request* live_next = nullptr;
 
  private:
   const std::uint64_t id_;

@@ -2,9 +2,11 @@
 // (envelope, trace stamps, stage metrics, exactly-once completion) against a bare oneTBB
 // graph of 10 no-op function_nodes passing shared pointers, side by side in one process.
 //
-//   graph_overhead_bench [--requests N] [--reps R] [--latency-samples M] [--only bare|sluice]
+//   graph_overhead_bench [--requests N] [--reps R] [--latency-samples M] [--only bare|sluice] [--chain 0|1]
 //
-// --only runs one side alone (for profiling it; no ratio is printed).
+// --only runs one side alone (for profiling it; no ratio is printed). --chain 0 turns the
+// runtime's stage chaining off (runtime.chain_stages: false), so each of the 10 nodes is its
+// own tbb node as in the bare graph; the default (1) is what a pipeline file gets.
 //
 // Throughput: one producer thread puts N messages as fast as it can (Sluice's producer stays
 // within an admission window of 8,000 requests, as a client honouring 429s would; the bare
@@ -89,8 +91,11 @@ class AnswerNode : public sluice::SyncNode {
   sluice::Clock* clock_;
 };
 
+bool g_chain = true;  // --chain 0: every node its own tbb node (runtime.chain_stages: false)
+
 std::string pipeline_yaml() {
-  std::string y = "name: overhead\nruntime: {max_in_flight: 8192}\nsources: [{name: in, kind: http}]\nnodes:\n";
+  std::string y = std::string("name: overhead\nruntime: {max_in_flight: 8192, chain_stages: ") + (g_chain ? "true" : "false") +
+                  "}\nsources: [{name: in, kind: http}]\nnodes:\n";
   for (int i = 0; i < kNodes - 1; ++i) y += "  - {name: n" + std::to_string(i) + ", kind: passthrough}\n";
   y += "  - {name: answer, kind: bench_answer}\nedges:\n  - {from: in, to: n0}\n";
   for (int i = 1; i < kNodes - 1; ++i) y += "  - {from: n" + std::to_string(i - 1) + ", to: n" + std::to_string(i) + "}\n";
@@ -172,6 +177,7 @@ int main(int argc, char** argv) {
   std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
+    if (!std::strcmp(argv[i], "--chain")) g_chain = std::strcmp(argv[i + 1], "0") != 0;
     if (!std::strcmp(argv[i], "--requests")) requests = std::stoull(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--reps")) reps = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--latency-samples")) samples = std::stoi(argv[i + 1]);
@@ -211,7 +217,8 @@ int main(int argc, char** argv) {
                  100 * o / b, bare_lat.back(), ours_lat.back());
   }
   double bl = median(bare_lat), ol = median(ours_lat);
-  std::printf("malloc: %s; runtime clock: %s\n\n", allocator(), sluice::monotonic_time_source());
+  std::printf("malloc: %s; runtime clock: %s; stage chaining: %s\n\n", allocator(), sluice::monotonic_time_source(),
+              g_chain ? "on" : "off");
   std::printf("| measure | bare oneTBB | Sluice runtime | ratio |\n| --- | --- | --- | --- |\n");
   std::printf("| throughput, 10 nodes, requests/s (median of %d) | %.0f | %.0f | %.2f |\n", reps, median(bare_rate),
               median(ours_rate), median(ratio));

@@ -3,9 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include <algorithm>
 #include <map>
+#include <random>
 #include <regex>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 namespace sluice {
 namespace {
@@ -25,6 +31,68 @@ TEST(Histogram, LatencyBucketsSpanMicrosecondsToMinutes) {
   auto b = Histogram::latency_buckets();
   EXPECT_DOUBLE_EQ(b.front(), 1e-6);
   EXPECT_GT(b.back(), 60);
+}
+
+TEST(Histogram, TableBucketIndexAgreesWithBinarySearch) {
+  // The table lookup must give exactly the Prometheus `le` bucket (first bound >= v),
+  // including values equal to a bound, between bounds, outside the range, 0, negative, NaN.
+  for (const auto& bounds : {Histogram::latency_buckets(), Histogram::size_buckets(), Histogram::exponential(1, 1.5, 30),
+                             std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 100, 1000}, std::vector<double>{-1, 0, 1}}) {
+    Histogram h(bounds);
+    auto expected = [&](double v) {
+      return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin());
+    };
+    std::vector<double> values{0.0, -5.0, 1e-12, 1e12};
+    for (double b : bounds) values.insert(values.end(), {b, std::nextafter(b, -1e300), std::nextafter(b, 1e300), b * 1.01});
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> exponent(-8, 5);
+    for (int i = 0; i < 20000; ++i) values.push_back(std::pow(10.0, exponent(rng)));
+    for (double v : values) ASSERT_EQ(h.bucket_index(v), expected(v)) << "value " << v << " bounds from " << bounds.front();
+    EXPECT_EQ(h.bucket_index(std::nan("")), bounds.front() > 0 ? bounds.size() : expected(std::nan("")));
+  }
+}
+
+TEST(MetricRows, ThreadsOwnRowsAndReturnThemWhenTheyExit) {
+  MetricSlot mine = metric_slot();
+  EXPECT_TRUE(mine.exclusive);
+  EXPECT_LT(mine.index, metric_slot_count() - 1);
+  MetricSlot other{};
+  std::thread([&] { other = metric_slot(); }).join();
+  EXPECT_TRUE(other.exclusive);
+  EXPECT_NE(other.index, mine.index);
+  // The exited thread's row goes back to the pool and the next thread gets it.
+  MetricSlot next{};
+  std::thread([&] { next = metric_slot(); }).join();
+  EXPECT_EQ(next.index, other.index);
+}
+
+TEST(MetricRows, CountsStayExactWithMoreThreadsThanRows) {
+  // More threads alive at once than exclusive rows: the rest share the overflow row, updated
+  // atomically; every update must still count.
+  const std::size_t threads = metric_slot_count() + 8;
+  constexpr int kPerThread = 20000;
+  Histogram h(Histogram::latency_buckets());
+  Counter c;
+  ShardedCount n;
+  std::atomic<std::size_t> ready{0};
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      ready.fetch_add(1);
+      while (ready.load() < threads) std::this_thread::yield();  // all alive at once
+      for (int i = 0; i < kPerThread; ++i) {
+        h.observe(1e-3);
+        c.inc();
+        n.add(1);
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  const double total = static_cast<double>(threads) * kPerThread;
+  EXPECT_EQ(h.count(), threads * kPerThread);
+  EXPECT_NEAR(h.sum(), total * 1e-3, total * 1e-3 * 1e-9);
+  EXPECT_EQ(c.value(), total);
+  EXPECT_EQ(n.value(), static_cast<std::int64_t>(total));
 }
 
 // Parses "name{labels} value" lines; checks HELP/TYPE precede samples and values parse.

@@ -257,5 +257,73 @@ TEST(Pipeline, StageMetricsAndTraceAreRecorded) {
   }
 }
 
+const char* kChain = R"(name: chain
+runtime: {chain_stages: CHAIN}
+sources: [{name: api, kind: http}]
+nodes: [{name: a, kind: mark}, {name: b, kind: mark}, {name: c, kind: answer_marks}]
+edges: [{from: api, to: a}, {from: a, to: b}, {from: b, to: c}]
+)";
+
+std::string chain_yaml(bool chain) {
+  std::string y = kChain;
+  return y.replace(y.find("CHAIN"), 5, chain ? "true" : "false");
+}
+
+TEST(Pipeline, ChainedStagesRunBackToBackEachStampedAndMeasured) {
+  Harness h(chain_yaml(true));
+  auto [r, sink] = h.make();
+  ASSERT_TRUE(h.pipeline->submit("api", r).ok());
+  ASSERT_TRUE(sink->wait());
+  EXPECT_EQ(sink->text(), "a;b;");
+  h.pipeline->drain(kNanosPerSecond);
+  auto stamps = r->trace().stamps();
+  ASSERT_EQ(stamps.size(), 3u);
+  for (std::size_t i = 0; i < stamps.size(); ++i) EXPECT_EQ(stamps[i].stage, i);
+  // Inside a chain a stage starts the moment its predecessor finishes: no queue.
+  EXPECT_EQ(stamps[1].queued, stamps[0].finished);
+  EXPECT_EQ(stamps[1].started, stamps[1].queued);
+  EXPECT_EQ(stamps[2].started, stamps[1].finished);
+  std::string text = h.metrics.exposition();
+  for (const char* stage : {"a", "b", "c"}) {
+    EXPECT_NE(text.find(std::string("sluice_stage_service_time_seconds_count{stage=\"") + stage + "\"} 1"), std::string::npos)
+        << stage;
+  }
+  EXPECT_NE(text.find("sluice_queue_depth{class=\"P1\"} 0"), std::string::npos);
+}
+
+TEST(Pipeline, UnchainedStagesGiveTheSameAnswers) {
+  for (bool chain : {true, false}) {
+    Harness h(chain_yaml(chain));
+    std::vector<std::pair<RequestPtr, std::shared_ptr<RecordingSink>>> made;
+    for (int i = 0; i < 200; ++i) {
+      made.push_back(h.make());
+      ASSERT_TRUE(h.pipeline->submit("api", made.back().first).ok());
+    }
+    for (auto& [r, sink] : made) {
+      ASSERT_TRUE(sink->wait()) << "chain " << chain;
+      EXPECT_EQ(sink->text(), "a;b;");
+      EXPECT_EQ(sink->completions, 1);
+    }
+    h.pipeline->drain(kNanosPerSecond);
+    EXPECT_EQ(h.pipeline->in_flight(), 0u);
+  }
+}
+
+TEST(Pipeline, AFailingStageInsideAChainFailsItsRequestsAndTheChainGoesOn) {
+  Harness h(R"(name: f
+sources: [{name: api, kind: http}]
+nodes: [{name: a, kind: mark}, {name: broken, kind: fail}, {name: after, kind: answer_marks}]
+edges: [{from: api, to: a}, {from: a, to: broken}, {from: broken, to: after}]
+)");
+  auto [r, sink] = h.make();
+  h.pipeline->submit("api", r);
+  ASSERT_TRUE(sink->wait());
+  EXPECT_EQ(sink->status.message, "node 'broken' failed: boom");
+  EXPECT_EQ(sink->completions, 1);
+  h.pipeline->drain(kNanosPerSecond);
+  // The stage after the failure saw no active request: stamped by neither it nor its metrics.
+  EXPECT_EQ(r->trace().size(), 2u);
+}
+
 }  // namespace
 }  // namespace sluice
