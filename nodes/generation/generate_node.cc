@@ -45,6 +45,14 @@ GenerateNodeOptions generate_options_from(const GenerateConfig& config, const st
   e.prefix_cache = config.prefix_cache();
   e.prefill_itl_slack = config.prefill_itl_slack();
   if (config.min_prefill_chunk() > 0) e.min_prefill_chunk = int(config.min_prefill_chunk());
+  // Empty when built in code (no loader defaults): the default, f16.
+  if (const std::string& kv = config.kv_type(); kv.empty() || kv == "f16") {
+    e.kv_type = kernels::DType::kF16;
+  } else if (kv == "f32") {
+    e.kv_type = kernels::DType::kF32;
+  } else {
+    throw std::invalid_argument("kv_type: must be f16 or f32, not '" + kv + "'");
+  }
   o.max_tokens = config.max_tokens() > 0 ? int(config.max_tokens()) : 256;
   return o;
 }

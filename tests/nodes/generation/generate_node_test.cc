@@ -213,6 +213,23 @@ TEST(GenerateNode, BadModelPathIsAConfigError) {
   EXPECT_THROW(generate_options_from(c, "/pipes"), std::invalid_argument);
 }
 
+TEST(GenerateNode, KvTypeComesFromThePipelineAndABadOneIsNamed) {
+  GenerateConfig c;
+  c.set_model("m.gguf");
+  EXPECT_EQ(generate_options_from(c, "/pipes").engine.kv_type, kernels::DType::kF16);  // unset: the default
+  c.set_kv_type("f32");
+  EXPECT_EQ(generate_options_from(c, "/pipes").engine.kv_type, kernels::DType::kF32);
+  c.set_kv_type("f16");
+  EXPECT_EQ(generate_options_from(c, "/pipes").engine.kv_type, kernels::DType::kF16);
+  c.set_kv_type("q8_0");
+  try {
+    generate_options_from(c, "/pipes");
+    FAIL() << "q8_0 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "kv_type: must be f16 or f32, not 'q8_0'");
+  }
+}
+
 TEST(GenerateNode, AutoChatTemplateComesFromTheLoadedModelAndItsMarkersAreControlTokens) {
   const std::string path = (std::filesystem::temp_directory_path() / "sluice_generate_chatml.gguf").string();
   auto writer = testing::tiny_llama_writer(0.01f, /*chatml=*/true);
