@@ -7,12 +7,24 @@
 // TSan builds these compile to nothing.
 #pragma once
 
+//
+// SLUICE_TBB_OWNED_BEGIN/END bracket accesses to memory that oneTBB owns and hands between
+// threads itself (the copy of a message inside a task object): TSan does not check them.
+// Keep such regions to the copy alone; anything the copy frees or builds is done outside.
 #if defined(__SANITIZE_THREAD__)
 extern "C" void __tsan_acquire(void* addr);
 extern "C" void __tsan_release(void* addr);
+extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);
+extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
+extern "C" void AnnotateIgnoreWritesBegin(const char* file, int line);
+extern "C" void AnnotateIgnoreWritesEnd(const char* file, int line);
 #define SLUICE_HANDOFF_RELEASE(p) __tsan_release(static_cast<void*>(p))
 #define SLUICE_HANDOFF_ACQUIRE(p) __tsan_acquire(static_cast<void*>(p))
+#define SLUICE_TBB_OWNED_BEGIN() (AnnotateIgnoreReadsBegin(__FILE__, __LINE__), AnnotateIgnoreWritesBegin(__FILE__, __LINE__))
+#define SLUICE_TBB_OWNED_END() (AnnotateIgnoreWritesEnd(__FILE__, __LINE__), AnnotateIgnoreReadsEnd(__FILE__, __LINE__))
 #else
 #define SLUICE_HANDOFF_RELEASE(p) ((void)0)
 #define SLUICE_HANDOFF_ACQUIRE(p) ((void)0)
+#define SLUICE_TBB_OWNED_BEGIN() ((void)0)
+#define SLUICE_TBB_OWNED_END() ((void)0)
 #endif
