@@ -14,7 +14,7 @@
 //
 //   engine_bench --synth 110m:q8_0 [-t 2] [--streams 1,4,8,16] [--prompt 128] [--gen 128]
 //                [--reps 3] [--prefix 2000] [--itl-streams 8] [--interleaved 32] [--slack 0.8]
-//                [--min-chunk 4] [--only-itl] [--kv f32|f16] [--itl-trace FILE] [MODEL.gguf]
+//                [--min-chunk 1] [--only-itl] [--kv f32|f16] [--itl-trace FILE] [MODEL.gguf]
 //  --itl-trace: the last repetition's inter-token latencies while admitting, one line per token
 //  ("seconds since the long prompt's submission,ms"), to see where the tail comes from.
 //  --step-trace FILE: instead, measurement 3 once on the scheduler driven step by step, one line
@@ -141,7 +141,7 @@ double single_stream_generator(const LlamaModel& model, int threads, sluice::ker
 int main(int argc, char** argv) {
   int threads = 2, prompt = 128, gen = 128, reps = 3, prefix = 2000, itl_streams = 8, interleaved = 32;
   double slack = 0.8;
-  int min_chunk = 4;
+  int min_chunk = 1;
   sluice::kernels::DType kv_type = EngineOptions{}.kv_type;
   bool run_throughput = true, run_prefix = true;
   std::vector<int> stream_counts = {1, 4, 8, 16};

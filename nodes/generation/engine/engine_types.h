@@ -37,7 +37,7 @@ struct EngineOptions {
   // running streams' inter-token latency stays within that factor; interleaved_prefill stays
   // the upper bound and min_prefill_chunk the lower (progress). 0 turns adaptation off.
   double prefill_itl_slack = 0.8;
-  int min_prefill_chunk = 4;
+  int min_prefill_chunk = 1;  // 1: measured, the long prompt then costs running streams least (docs/generation.md)
   bool prefix_cache = true;        // share KV of identical prefixes (see kv_block_manager.h)
   size_t max_waiting = 256;        // sequences queued for admission; beyond it submit() refuses
   std::string model_id;            // scopes the prefix cache (with the tenant); default: the path
