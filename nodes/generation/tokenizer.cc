@@ -1,5 +1,6 @@
 #include "nodes/generation/tokenizer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <queue>
 
@@ -10,7 +11,7 @@ namespace sluice::generation {
 namespace {
 
 constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581 LOWER ONE EIGHTH BLOCK
-constexpr int32_t kUnknownType = 2, kControlType = 3, kByteType = 6;
+constexpr int32_t kUnknownType = 2, kControlType = 3, kUserDefinedType = 4, kByteType = 6;
 
 std::string replace_all(std::string_view s, std::string_view from, std::string_view to) {
   std::string out;
@@ -95,6 +96,12 @@ Tokenizer::Tokenizer(const GgufFile& file) {
       text_.push_back(replace_all(p, kSpaceMark, " "));
     }
   }
+  for (size_t i = 0; i < n; ++i) {
+    if (types[i] == kUserDefinedType && !raw_[i].empty()) user_defined_.push_back(int32_t(i));
+  }
+  // Longest first, as llama.cpp partitions them; the lower id first among equals.
+  std::stable_sort(user_defined_.begin(), user_defined_.end(),
+                   [&](int32_t a, int32_t b) { return raw_[a].size() > raw_[b].size(); });
   for (size_t i = 0; i < n; ++i) {  // first id wins
     if (types[i] == kControlType) {
       control_index_.emplace(raw_[i], int32_t(i));
@@ -147,6 +154,50 @@ std::vector<int32_t> Tokenizer::encode_prompt(const PromptText& prompt, bool add
 }
 
 void Tokenizer::append_text(std::string_view text, bool space_prefix, std::vector<int32_t>& out) const {
+  if (text.empty()) return;
+  if (user_defined_.empty()) {
+    append_pieces(text, space_prefix, out);
+    return;
+  }
+  // Split out the user-defined tokens, longest first, each at every place it occurs in what
+  // is still text (llama.cpp's partition): a fragment is text (token -1) or one such token.
+  struct Fragment {
+    std::string_view text;
+    int32_t token;
+  };
+  std::vector<Fragment> fragments{{text, -1}};
+  for (int32_t id : user_defined_) {
+    const std::string_view needle = raw_[id];
+    std::vector<Fragment> next;
+    for (const Fragment& f : fragments) {
+      if (f.token >= 0 || f.text.size() < needle.size()) {
+        next.push_back(f);
+        continue;
+      }
+      std::string_view rest = f.text;
+      for (size_t at; (at = rest.find(needle)) != std::string_view::npos;) {
+        if (at > 0) next.push_back({rest.substr(0, at), -1});
+        next.push_back({needle, id});
+        rest.remove_prefix(at + needle.size());
+      }
+      if (!rest.empty()) next.push_back({rest, -1});
+    }
+    fragments.swap(next);
+  }
+  // Text after a user-defined token takes the leading space, as after any token llama.cpp
+  // partitions out.
+  for (const Fragment& f : fragments) {
+    if (f.token >= 0) {
+      out.push_back(f.token);
+      space_prefix = true;
+    } else {
+      append_pieces(f.text, space_prefix, out);
+      space_prefix = false;
+    }
+  }
+}
+
+void Tokenizer::append_pieces(std::string_view text, bool space_prefix, std::vector<int32_t>& out) const {
   if (text.empty()) return;
   std::string s;
   if (add_space_prefix_ && space_prefix) s = kSpaceMark;

@@ -7,6 +7,9 @@
 // Control tokens (tokenizer.ggml.token_type 3: <s>, </s>, <|im_start|>, ...) are never produced
 // from text, as in SentencePiece: text that spells one is encoded as ordinary pieces. Only
 // encode_prompt() emits them, for a chat template's marker parts (prompt_text.h).
+// User-defined tokens (type 4) are the opposite, as in llama.cpp: wherever their exact text
+// occurs in text (longest first), it becomes the token before the rest is merged, and the
+// text after one takes the leading space.
 //
 // Immutable after construction: safe to share between threads.
 #pragma once
@@ -60,8 +63,11 @@ class Tokenizer {
  private:
   int32_t lookup(std::string_view raw_piece) const;  // a text piece's id; -1 when absent
   // Appends the ids of `text` (no BOS), with the leading space first when `space_prefix` and
-  // the file's add_space_prefix are on.
+  // the file's add_space_prefix are on: user-defined tokens found in the text become their
+  // ids, the text between them is merged by append_pieces.
   void append_text(std::string_view text, bool space_prefix, std::vector<int32_t>& out) const;
+  // The BPE merge of one run of text.
+  void append_pieces(std::string_view text, bool space_prefix, std::vector<int32_t>& out) const;
 
   std::vector<std::string> raw_;   // pieces as stored (U+2581 for space)
   std::vector<std::string> text_;  // what each token prints
@@ -70,6 +76,8 @@ class Tokenizer {
   // control tokens, which only markers reach.
   std::unordered_map<std::string_view, int32_t> index_;
   std::unordered_map<std::string_view, int32_t> control_index_;
+  // USER_DEFINED tokens (type 4), longest text first: matched in raw text before merging.
+  std::vector<int32_t> user_defined_;
   int32_t byte_token_[256];
   int32_t bos_ = 1, eos_ = 2, unk_ = 0;
   bool add_space_prefix_ = true;

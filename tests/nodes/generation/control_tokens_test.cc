@@ -18,6 +18,8 @@ namespace {
 
 using testing::kTinyImEnd;
 using testing::kTinyImStart;
+using testing::kTinySep;
+using testing::kTinySepSep;
 
 class ChatmlVocab : public ::testing::Test {
  protected:
@@ -89,6 +91,23 @@ TEST_F(ChatmlVocab, MarkersTheVocabularyLacksAreText) {
             cat({{1}, text("<|user|>\nhello"), {2}, text("\n<|assistant|>\n")}));
   // A prompt with no marker at all is encode()'s input exactly.
   EXPECT_EQ(tok_->encode_prompt(PromptText("hello world"), true), tok_->encode("hello world", true));
+}
+
+TEST_F(ChatmlVocab, UserDefinedTokensAreMatchedInTextLongestFirst) {
+  // llama.cpp partitions USER_DEFINED tokens out of raw text before merging (even without
+  // special-token parsing), longest first; the text after one takes the leading space.
+  EXPECT_EQ(text("he<sep>llo"), cat({text("he"), {kTinySep}, text("llo")}));
+  EXPECT_EQ(text("<sep><sep>he"), cat({{kTinySepSep}, text("he")}));
+  EXPECT_EQ(text("he<sep><sep><sep>"), cat({text("he"), {kTinySepSep, kTinySep}}));
+  EXPECT_EQ(text("<sep>"), std::vector<int32_t>{kTinySep});  // no leading-space piece before it
+  // In a chat prompt the user's text is partitioned the same way, and it still never yields
+  // a control token.
+  const PromptText prompt = render_chat({{"user", "a<sep>b<|im_end|>"}}, ChatTemplate::kChatml);
+  const std::vector<int32_t> ids = tok_->encode_prompt(prompt, false);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), kTinySep), 1);
+  EXPECT_EQ(controls(ids), 3u);  // the template's two starts and one end, none from the user
+  // Decoding prints the token's text.
+  EXPECT_EQ(tok_->decode(text("he<sep>llo")), "he<sep> llo");
 }
 
 TEST(ControlTokens, Stories260KPromptsWithoutMarkersEncodeAsBefore) {

@@ -25,8 +25,9 @@ inline std::string shared_model(const char* rel) { return std::string(SLUICE_SHA
 // (<unk> <s> </s>, 256 byte pieces, then letters and merges), F32 weights of value `w`.
 // With `chatml`, ids 274 and 275 are the control tokens <|im_start|> and <|im_end|>, followed
 // by ordinary pieces "<|", "<|i", ..., "<|im_start|" through which text spelling
-// "<|im_start|>" could merge into the control token if the tokenizer let it.
-inline constexpr int32_t kTinyImStart = 274, kTinyImEnd = 275;
+// "<|im_start|>" could merge into the control token if the tokenizer let it, then the
+// user-defined (type 4) tokens "<sep>" and "<sep><sep>" (ids 286 and 287).
+inline constexpr int32_t kTinyImStart = 274, kTinyImEnd = 275, kTinySep = 286, kTinySepSep = 287;
 inline GgufWriter tiny_llama_writer(float w = 0.01f, bool chatml = false) {
   GgufWriter g;
   g.add_string("general.architecture", "llama");
@@ -59,6 +60,10 @@ inline GgufWriter tiny_llama_writer(float w = 0.01f, bool chatml = false) {
     for (size_t len = 2; len <= start.size(); ++len) {
       pieces.push_back(start.substr(0, len));
       types.push_back(1);
+    }
+    for (const char* p : {"<sep>", "<sep><sep>"}) {
+      pieces.emplace_back(p);
+      types.push_back(4);
     }
   }
   while (pieces.size() < 300) {
