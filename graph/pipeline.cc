@@ -279,6 +279,12 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
   self->max_in_flight_ = p.runtime().max_in_flight();
   self->impl_ = std::make_unique<Impl>();
   self->live_ = std::make_unique<LiveList[]>(metric_slot_count());
+  {
+    Pipeline* raw = self.get();
+    options.metrics->gauge_fn("sluice_live_list_entries",
+                              "Request envelopes held by the intake threads' live lists: in flight, or completed and not yet pruned",
+                              {{"pipeline", self->name_}}, [raw] { return static_cast<double>(raw->live_list_entries()); });
+  }
   self->lifecycle_ = std::make_unique<Lifecycle>(*self);
   Impl& impl = *self->impl_;
   Pipeline* pipeline = self.get();
@@ -684,6 +690,15 @@ void Pipeline::prune(LiveList& list, std::size_t checks) {
       ++list.cursor;
     }
   }
+}
+
+std::size_t Pipeline::live_list_entries() const {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < metric_slot_count(); ++i) {
+    std::lock_guard lock(live_[i].mu);
+    total += live_[i].requests.size();
+  }
+  return total;
 }
 
 void Pipeline::on_request_complete(Request& request) {

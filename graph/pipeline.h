@@ -80,6 +80,9 @@ class Pipeline {
   // when none. `POST /v1/documents` writes through them.
   std::vector<std::shared_ptr<DocumentStore>> document_stores() const;
   std::size_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
+  // Envelopes the intake threads' live lists hold: in flight, or completed and not yet
+  // pruned (at most about twice what each thread had in flight). Takes each list's lock.
+  std::size_t live_list_entries() const;
   const std::string& name() const { return name_; }
   const std::vector<std::string>& stage_names() const { return stage_names_; }
   Clock& clock() const { return *clock_; }
@@ -119,7 +122,7 @@ class Pipeline {
   // flight, and the intake thread, which allocated a request, usually frees it too.
   static constexpr std::size_t kPrunePerSubmit = 2;
   struct alignas(64) LiveList {
-    std::mutex mu;  // uncontended but for drain and threads sharing the overflow row
+    mutable std::mutex mu;  // uncontended but for drain and threads sharing the overflow row
     std::vector<RequestPtr> requests;
     std::size_t cursor = 0;
   };

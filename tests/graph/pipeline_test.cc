@@ -325,5 +325,33 @@ edges: [{from: api, to: a}, {from: a, to: broken}, {from: broken, to: after}]
   EXPECT_EQ(r->trace().size(), 2u);
 }
 
+TEST(Pipeline, LiveListsDropCompletedRequestsAsIntakeGoesOn) {
+  Harness h(chain_yaml(true));
+  // One at a time: each submit prunes completed envelopes, so the list stays tiny.
+  for (int i = 0; i < 500; ++i) {
+    auto [r, sink] = h.make();
+    ASSERT_TRUE(h.pipeline->submit("api", r).ok());
+    ASSERT_TRUE(sink->wait());
+  }
+  EXPECT_LE(h.pipeline->live_list_entries(), 3u);
+  EXPECT_NE(h.metrics.exposition().find("sluice_live_list_entries{pipeline=\"chain\"}"), std::string::npos);
+  // A burst: at most about twice the burst stays listed, and further traffic drains it.
+  std::vector<std::pair<RequestPtr, std::shared_ptr<RecordingSink>>> burst;
+  for (int i = 0; i < 300; ++i) {
+    burst.push_back(h.make());
+    ASSERT_TRUE(h.pipeline->submit("api", burst.back().first).ok());
+  }
+  for (auto& [r, sink] : burst) ASSERT_TRUE(sink->wait());
+  EXPECT_LE(h.pipeline->live_list_entries(), 300u + 3u);
+  for (int i = 0; i < 300; ++i) {
+    auto [r, sink] = h.make();
+    ASSERT_TRUE(h.pipeline->submit("api", r).ok());
+    ASSERT_TRUE(sink->wait());
+  }
+  EXPECT_LE(h.pipeline->live_list_entries(), 3u);
+  h.pipeline->drain(kNanosPerSecond);
+  EXPECT_EQ(h.pipeline->live_list_entries(), 0u);
+}
+
 }  // namespace
 }  // namespace sluice
