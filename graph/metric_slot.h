@@ -16,6 +16,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace sluice {
 
@@ -40,11 +41,8 @@ inline MetricSlot metric_slot() {
 }
 
 // Adds to a row: plain load and store when the caller owns it, fetch_add when it is shared.
-inline void slot_add(std::atomic<std::int64_t>& cell, std::int64_t v, bool exclusive) {
-  if (exclusive) cell.store(cell.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
-  else cell.fetch_add(v, std::memory_order_relaxed);
-}
-inline void slot_add(std::atomic<std::uint64_t>& cell, std::uint64_t v, bool exclusive) {
+template <class Int>
+inline void slot_add(std::atomic<Int>& cell, std::type_identity_t<Int> v, bool exclusive) {
   if (exclusive) cell.store(cell.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
   else cell.fetch_add(v, std::memory_order_relaxed);
 }

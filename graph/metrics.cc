@@ -10,10 +10,6 @@ namespace sluice {
 
 namespace {
 
-// The table key of a positive double: its exponent and the top 4 bits of its mantissa, so
-// keys grow with the value and one key spans a factor of at most 2^(1/16) (bucket_index
-// computes the same inline).
-std::uint64_t table_key(double v) { return std::bit_cast<std::uint64_t>(v) >> 48; }
 constexpr std::size_t kMaxTable = 4096;  // 256 binary orders of magnitude
 
 }  // namespace

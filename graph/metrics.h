@@ -124,7 +124,7 @@ class Histogram {
     const std::size_t n = bounds_.size();
     if (first_candidate_.empty()) return search_bucket(v);
     if (!(v > bounds_[0])) return v <= bounds_[0] ? 0 : n;  // at or below the first bound; NaN to +Inf
-    std::uint64_t k = (std::bit_cast<std::uint64_t>(v) >> 48) - key_lo_;
+    std::uint64_t k = table_key(v) - key_lo_;
     if (k >= first_candidate_.size()) return n;  // beyond the last bound's key: above it
     std::size_t i = first_candidate_[k];
     while (i < n && bounds_[i] < v) ++i;
@@ -134,6 +134,9 @@ class Histogram {
  private:
   std::uint64_t bucket_total(std::size_t i) const;
   std::size_t search_bucket(double v) const;  // binary search, when there is no table
+  // The table key of a positive double: its exponent and the top 4 bits of its mantissa, so
+  // keys grow with the value and one key spans a factor of at most 2^(1/16).
+  static std::uint64_t table_key(double v) { return std::bit_cast<std::uint64_t>(v) >> 48; }
   std::vector<double> bounds_;
   // Each thread's row (graph/metric_slot.h) holds the counts of buckets 0..bounds_.size()
   // (the last is +Inf) and then the sum of observations as double bits, padded to whole

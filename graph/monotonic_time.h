@@ -5,8 +5,8 @@
 // with constant_tsc and nonstop_tsc: the counter ticks at a fixed rate, in every power state,
 // in step on every core), the time is computed from the counter directly (RDTSC, a multiply
 // and a shift: about a third of a clock_gettime call on the machines we measured). The rate
-// is calibrated against CLOCK_MONOTONIC over the process's first 50 ms, during which
-// clock_gettime itself is used; the switch is continuous (the two agree at the switch point)
+// is calibrated against CLOCK_MONOTONIC over the first 50 ms after the first read, during
+// which clock_gettime itself is used; the switch is continuous (the two agree at the switch point)
 // and from then on the two clocks differ only by the calibration error (about 1 ppm) and by
 // whatever NTP slews CLOCK_MONOTONIC. Everywhere else, and with SLUICE_CLOCK=system, it is
 // clock_gettime(CLOCK_MONOTONIC) throughout.
