@@ -14,7 +14,7 @@
 //
 //   engine_bench --synth 110m:q8_0 [-t 2] [--streams 1,4,8,16] [--prompt 128] [--gen 128]
 //                [--reps 3] [--prefix 2000] [--itl-streams 8] [--interleaved 32] [--slack 0.8]
-//                [--min-chunk 1] [--only-itl] [--kv f32|f16] [--itl-trace FILE] [MODEL.gguf]
+//                [--min-chunk 1] [--only-itl | --only-tg] [--kv f32|f16] [--itl-trace FILE] [MODEL.gguf]
 //  --itl-trace: the last repetition's inter-token latencies while admitting, one line per token
 //  ("seconds since the long prompt's submission,ms"), to see where the tail comes from.
 //  --step-trace FILE: instead, measurement 3 once on the scheduler driven step by step, one line
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   double slack = 0.8;
   int min_chunk = 1;
   sluice::kernels::DType kv_type = EngineOptions{}.kv_type;
-  bool run_throughput = true, run_prefix = true;
+  bool run_throughput = true, run_prefix = true, run_itl = true;
   std::vector<int> stream_counts = {1, 4, 8, 16};
   std::string model_path, synth, dir = "/tmp/sluice-synth", itl_trace, step_trace;
   for (int i = 1; i < argc; ++i) {
@@ -158,6 +158,7 @@ int main(int argc, char** argv) {
     else if (a == "--interleaved") interleaved = std::stoi(next());
     else if (a == "--slack") slack = std::stod(next());
     else if (a == "--only-itl") run_throughput = run_prefix = false;
+    else if (a == "--only-tg") run_prefix = run_itl = false;
     else if (a == "--min-chunk") min_chunk = std::stoi(next());
     else if (a == "--kv") kv_type = next() == "f16" ? sluice::kernels::DType::kF16 : sluice::kernels::DType::kF32;
     else if (a == "--synth") synth = next();
@@ -266,7 +267,7 @@ int main(int argc, char** argv) {
   }
 
   // 3. Inter-token latency while a long prompt is admitted.
-  {
+  if (run_itl) {
     std::vector<double> base_p50, during_p50, during_p99, long_ttft, control_p50, control_p99;
     std::vector<std::pair<double, double>> trace;  // (seconds since submission, ITL ms)
     for (int r = 0; r < reps; ++r) {

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/q8_0x8.h"
 #include "kernels/cpu/quant_blocks.h"
 
 namespace sluice::kernels {
@@ -85,6 +86,29 @@ void scalar_q4_0(const MatrixView& w, const float*, const Q8Activations& xq, int
   }
 }
 
+// The arithmetic of the AVX2 kernel (matmul_q8_0x8_avx2.cc) lane for lane, so the two agree
+// bit for bit: per block an exact integer dot, then acc = fma(float(dot), d_w * d_x, acc).
+void scalar_q8_0x8(const MatrixView& w, const float*, const Q8Activations& xq, int64_t n,
+                   int64_t r0, int64_t r1, float* y) {
+  const int64_t nb = w.cols / kQuantBlock;
+  for (int64_t r = r0; r < r1; ++r) {
+    const auto* b = static_cast<const BlockQ8_0x8*>(w.data) + r / kQ8x8Rows * nb;
+    const int64_t i = r % kQ8x8Rows;
+    for (int64_t t = 0; t < n; ++t) {
+      const int8_t* xs = xq.qs.data() + t * w.cols;
+      const float* xd = xq.d.data() + t * nb;
+      float s = 0;
+      for (int64_t j = 0; j < nb; ++j) {
+        int32_t dot = 0;
+        for (int k = 0; k < 8; ++k)
+          for (int e = 0; e < 4; ++e) dot += int32_t(b[j].qs[32 * k + 4 * i + e]) * xs[j * 32 + 4 * k + e];
+        s = std::fma(float(dot), fp16_to_fp32(b[j].d[i]) * xd[j], s);
+      }
+      y[t * w.rows + r] = s;
+    }
+  }
+}
+
 }  // namespace
 
 void scalar_quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* neg8sum) {
@@ -105,7 +129,7 @@ void scalar_quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int3
 }
 
 const IsaKernels& scalar_kernels() {
-  static const IsaKernels k{scalar_f32, scalar_f16, scalar_q8_0, scalar_q4_0, scalar_quantize_q8};
+  static const IsaKernels k{scalar_f32, scalar_f16, scalar_q8_0, scalar_q4_0, scalar_q8_0x8, scalar_quantize_q8};
   return k;
 }
 
@@ -120,7 +144,7 @@ const detail::IsaKernels& kernels_for(Isa isa) {
   }
   return detail::scalar_kernels();
 }
-bool is_quantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0; }
+bool is_quantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kQ8_0x8; }
 }  // namespace
 
 void Q8Activations::quantize(const float* x, int64_t n_rows, int64_t n_cols, Isa isa) {
@@ -173,10 +197,12 @@ void MatmulRunner::run(const MatrixView& w, const float* x, int64_t n, float* y)
   const auto& k = kernels_for(isa_);
   if (is_quantized(w.type)) acts_.quantize(x, n, w.cols, isa_);
   const detail::RowsKernel kernel = detail::pick(k, w.type);
-  // Row ranges in multiples of 4 so the SIMD kernels run their widest tile.
-  const int64_t groups = (w.rows + 3) / 4;
+  // Row ranges in multiples of 4 so the SIMD kernels run their widest tile; of 8 for kQ8_0x8,
+  // whose groups cannot be split.
+  const int64_t unit = w.type == DType::kQ8_0x8 ? kQ8x8Rows : 4;
+  const int64_t groups = (w.rows + unit - 1) / unit;
   parallel(groups, 4, [&](int64_t g0, int64_t g1) {
-    kernel(w, x, acts_, n, g0 * 4, std::min(w.rows, g1 * 4), y);
+    kernel(w, x, acts_, n, g0 * unit, std::min(w.rows, g1 * unit), y);
   });
 }
 

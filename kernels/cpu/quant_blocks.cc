@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace sluice::kernels {
 
@@ -56,7 +57,7 @@ uint16_t fp32_to_fp16(float f) {
 }
 
 int64_t dtype_block_elems(DType t) {
-  return (t == DType::kQ4_0 || t == DType::kQ8_0) ? kQuantBlock : 1;
+  return (t == DType::kQ4_0 || t == DType::kQ8_0 || t == DType::kQ8_0x8) ? kQuantBlock : 1;
 }
 
 int64_t dtype_block_bytes(DType t) {
@@ -64,7 +65,8 @@ int64_t dtype_block_bytes(DType t) {
     case DType::kF32: return 4;
     case DType::kF16: return 2;
     case DType::kQ4_0: return sizeof(BlockQ4_0);
-    case DType::kQ8_0: return sizeof(BlockQ8_0);
+    case DType::kQ8_0:
+    case DType::kQ8_0x8: return sizeof(BlockQ8_0);  // per row on average: 8 rows share 8 blocks' bytes
   }
   return 0;
 }
@@ -75,6 +77,7 @@ const char* dtype_name(DType t) {
     case DType::kF16: return "f16";
     case DType::kQ4_0: return "q4_0";
     case DType::kQ8_0: return "q8_0";
+    case DType::kQ8_0x8: return "q8_0x8";
   }
   return "?";
 }
@@ -108,7 +111,10 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
       }
       return;
     }
+    case DType::kQ8_0x8:
+      break;  // rows are interleaved: dequantize_row_q8_0x8 (q8_0x8.h) reads one
   }
+  throw std::invalid_argument("dequantize_row: q8_0x8 rows are interleaved; use dequantize_row_q8_0x8");
 }
 
 void quantize_row(DType t, const float* src, void* dst, int64_t n) {
@@ -157,7 +163,10 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
       }
       return;
     }
+    case DType::kQ8_0x8:
+      break;  // produced from whole Q8_0 matrices by interleave_q8_0x8 (q8_0x8.h)
   }
+  throw std::invalid_argument("quantize_row: q8_0x8 is made from a whole Q8_0 matrix by interleave_q8_0x8");
 }
 
 }  // namespace sluice::kernels

@@ -1,5 +1,12 @@
 #include "nodes/generation/llama_model.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string_view>
+
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/quant_blocks.h"
 
 namespace sluice::generation {
@@ -37,7 +44,35 @@ const float* norm(const GgufFile& f, const std::string& name, int64_t dim) {
   return reinterpret_cast<const float*>(t.data);
 }
 
+// Drops the mapped file pages wholly inside [p, p + bytes) from this process (they are read
+// again from the page cache if touched): an interleaved matrix's source is no longer needed.
+void release_file_pages(const void* p, size_t bytes) {
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page, end = (uintptr_t(p) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+bool interleave_wanted() {
+  const char* env = std::getenv("SLUICE_Q8_LAYOUT");
+  if (env && std::string_view(env) == "rows") return false;
+  return kernels::q8_0x8_pays(kernels::default_isa());
+}
+
 }  // namespace
+
+void LlamaModel::interleave_q8_0() {
+  std::vector<kernels::MatrixView*> views;
+  for (LlamaLayer& L : layers)
+    for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) views.push_back(v);
+  if (output.data != token_embd.data) views.push_back(&output);  // a tied output is also read by row
+  interleaved_.reserve(views.size());
+  for (kernels::MatrixView* v : views) {
+    if (!kernels::can_interleave_q8_0x8(*v)) continue;
+    interleaved_.emplace_back(*v);
+    release_file_pages(v->data, size_t(kernels::dtype_row_bytes(v->type, v->cols) * v->rows));
+    *v = interleaved_.back().view();
+  }
+}
 
 std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path) {
   return from_file(GgufFile::open(path));
@@ -86,6 +121,7 @@ std::unique_ptr<LlamaModel> LlamaModel::from_file(std::unique_ptr<GgufFile> file
     L.w_down = matrix(f, p + "ffn_down.weight", c.hidden_dim, c.dim);
     m->layers.push_back(L);
   }
+  if (interleave_wanted()) m->interleave_q8_0();
   m->file_ = std::move(file);
   return m;
 }

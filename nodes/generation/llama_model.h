@@ -1,7 +1,11 @@
 // LlamaModel: a `general.architecture = llama` GGUF file as llama.cpp defines it: token
 // embedding, per layer RMSNorm + grouped-query attention with rotary embeddings + RMSNorm +
 // SwiGLU feed-forward, final RMSNorm, output matrix (tied to the embedding when absent).
-// Weights are F32, F16, Q8_0 or Q4_0 views into the mapped file (never copied); norms are F32.
+// Weights are F32, F16, Q8_0 or Q4_0 views into the mapped file; norms are F32. One exception:
+// where the CPU kernels run faster on it (AVX2), each Q8_0 matrix used only by matmul is
+// interleaved at load into kernels::kQ8_0x8 (kernels/cpu/q8_0x8.h), held here, and its file
+// pages are released, so the weights are still in memory once. SLUICE_Q8_LAYOUT=rows keeps
+// the file's layout (for comparison).
 //
 // Immutable after load(): one model serves any number of sessions on any threads.
 #pragma once
@@ -11,6 +15,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/q8_0x8.h"
 #include "nodes/generation/gguf_file.h"
 #include "nodes/generation/tokenizer.h"
 
@@ -53,8 +58,13 @@ class LlamaModel {
   kernels::MatrixView output;  // == token_embd when the file ties them
   std::vector<LlamaLayer> layers;
 
+  // Q8_0 matrices interleaved for the CPU kernels at load (0 when none were).
+  size_t interleaved_matrices() const { return interleaved_.size(); }
+
  private:
   LlamaModel() = default;
+  void interleave_q8_0();
+  std::vector<kernels::Q8_0x8Matrix> interleaved_;
   std::unique_ptr<GgufFile> file_;
   std::unique_ptr<Tokenizer> tokenizer_;
   LlamaConfig config_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "kernels/cpu/quant_blocks.h"
@@ -28,7 +29,8 @@ TEST(PeerModels, Q8AndQ4PureFromLlamaCppAgreeWithinQuantisationError) {
   const auto q8 = LlamaModel::load(q8p), q4 = LlamaModel::load(q4p);
   EXPECT_EQ(q8->config().dim, 288);
   EXPECT_EQ(q8->config().n_layers, 6);
-  EXPECT_EQ(q8->layers[0].wq.type, kernels::DType::kQ8_0);
+  EXPECT_EQ(q8->layers[0].wq.type,
+            kernels::q8_0x8_pays(kernels::default_isa()) ? kernels::DType::kQ8_0x8 : kernels::DType::kQ8_0);
   EXPECT_EQ(q4->layers[0].wq.type, kernels::DType::kQ4_0);
   EXPECT_EQ(q4->output.type, kernels::DType::kQ4_0);
   for (const auto& t8 : q8->file().tensors()) {
@@ -57,6 +59,39 @@ TEST(PeerModels, Q8AndQ4PureFromLlamaCppAgreeWithinQuantisationError) {
     n4 += double(l4[i]) * l4[i];
   }
   EXPECT_GT(dot / std::sqrt(n8 * n4), 0.9);
+}
+
+}  // namespace
+}  // namespace sluice::generation
+
+namespace sluice::generation {
+namespace {
+
+// The interleaved Q8_0 layout (kernels/cpu/q8_0x8.h) computes the file's row layout's products
+// with another float summation order: the logits agree to rounding. SLUICE_Q8_LAYOUT=rows keeps
+// the file's layout.
+TEST(PeerModels, InterleavedQ8LayoutAgreesWithTheFilesRowLayout) {
+  const std::string q8p = testing::shared_model("peer/rand15M-q8_0.gguf");
+  SLUICE_REQUIRE_SHARED(q8p);
+  if (!kernels::q8_0x8_pays(kernels::default_isa())) GTEST_SKIP() << "this CPU's kernels keep Q8_0 row-major";
+  ::setenv("SLUICE_Q8_LAYOUT", "rows", 1);
+  const auto rows = LlamaModel::load(q8p);
+  ::unsetenv("SLUICE_Q8_LAYOUT");
+  const auto interleaved = LlamaModel::load(q8p);
+  EXPECT_EQ(rows->interleaved_matrices(), 0u);
+  EXPECT_EQ(rows->layers[0].wq.type, kernels::DType::kQ8_0);
+  EXPECT_EQ(interleaved->interleaved_matrices(), 6u * 7u + 1u);  // every layer matrix and the output
+  EXPECT_EQ(interleaved->output.type, kernels::DType::kQ8_0x8);
+  Generator a(*rows, {}), b(*interleaved, {});
+  const std::vector<int32_t> ids = {1, 400, 9000, 23, 5, 77};
+  const auto la = a.forward(ids, 0);
+  const auto lb = b.forward(ids, 0);
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < la.size(); ++i) {
+    diff += double(la[i] - lb[i]) * (la[i] - lb[i]);
+    norm += double(la[i]) * la[i];
+  }
+  EXPECT_LT(std::sqrt(diff / norm), 1e-4);
 }
 
 }  // namespace
