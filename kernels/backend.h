@@ -49,6 +49,16 @@ struct AttentionShape {
   int head_dim = 0;
 };
 
+// One sequence's part of a batched attention call: n query tokens at positions pos0.., q and
+// out n x (n_heads*head_dim), keys and values through its block table.
+struct AttentionSegment {
+  const float* q = nullptr;
+  const int32_t* block_table = nullptr;
+  int64_t pos0 = 0;
+  int64_t n = 0;
+  float* out = nullptr;
+};
+
 class KernelBackend {
  public:
   virtual ~KernelBackend() = default;
@@ -71,6 +81,15 @@ class KernelBackend {
   // positions 0..pos0+t. q and out are n x (n_heads*head_dim).
   virtual void attention(const float* q, const KvLayerView& kv, const int32_t* block_table,
                          int64_t pos0, int64_t n, const AttentionShape& shape, float* out) = 0;
+  // attention() for several sequences of one layer at once (a continuous-batching step), with
+  // the same results; a backend runs them as one parallel launch. Segments must not write
+  // each other's inputs.
+  virtual void attention_batch(const KvLayerView& kv, const AttentionSegment* segments, size_t count,
+                               const AttentionShape& shape) {
+    for (size_t i = 0; i < count; ++i)
+      if (segments[i].n > 0)
+        attention(segments[i].q, kv, segments[i].block_table, segments[i].pos0, segments[i].n, shape, segments[i].out);
+  }
   // x[i] += y[i]
   virtual void add(float* x, const float* y, int64_t count) = 0;
   // Writes row `row` of w as float (embedding lookup).

@@ -34,32 +34,57 @@ void CpuBackend::kv_store(const KvLayerView& kv, const int32_t* block_table, int
   kv_store_rows(kv, block_table, pos0, n, k, v);
 }
 
-void CpuBackend::attention(const float* q, const KvLayerView& kv, const int32_t* block_table,
-                           int64_t pos0, int64_t n, const AttentionShape& shape, float* out) {
+namespace {
+bool attention_tiled(Isa isa, const KvLayerView& kv, const AttentionShape& shape) {
+  return isa != Isa::kScalar && attention_tile_supported(kv, shape.head_dim);
+}
+}  // namespace
+
+void CpuBackend::attention_task(const AttentionSegment& s, const KvLayerView& kv, const AttentionShape& shape,
+                                int64_t t0, int h, bool tiled) {
   const int group = shape.n_heads / shape.n_kv_heads;
   const int64_t stride = int64_t(shape.n_heads) * shape.head_dim;
-  // Tasks are (query tile, head) pairs. The flash-style tiles read each K/V block once per
-  // tile of up to 16 queries; the portable path runs one query at a time.
-  const bool tiled = runner_.isa() != Isa::kScalar && attention_tile_supported(kv, shape.head_dim);
+  const float* qt = s.q + t0 * stride + int64_t(h) * shape.head_dim;
+  float* ot = s.out + t0 * stride + int64_t(h) * shape.head_dim;
+  if (tiled) {
+    const int m = int(std::min<int64_t>(kAttentionTileTokens, s.n - t0));
+    attention_tile_avx2(qt, stride, m, kv, s.block_table, s.pos0 + t0, h / group, shape.head_dim, ot, stride);
+    return;
+  }
+  // Scores live in a per-thread buffer: tasks on one thread run one after another.
+  thread_local std::vector<float> scores_buffer;
+  if (int64_t(scores_buffer.size()) < s.pos0 + s.n + 16) scores_buffer.resize(size_t(s.pos0 + s.n + 16));
+  attention_head(qt, kv, s.block_table, s.pos0 + t0, h / group, shape.head_dim, scores_buffer.data(), ot);
+}
+
+void CpuBackend::attention(const float* q, const KvLayerView& kv, const int32_t* block_table,
+                           int64_t pos0, int64_t n, const AttentionShape& shape, float* out) {
+  const AttentionSegment s{q, block_table, pos0, n, out};
+  attention_batch(kv, &s, 1, shape);
+}
+
+// Tasks are (segment, query tile, head) triples, numbered segment by segment, in one launch:
+// a decoding step's sequences (one query each) share the threads without a launch apiece.
+// The flash-style tiles read each K/V block once per tile of up to 16 queries; the portable
+// path runs one query at a time.
+void CpuBackend::attention_batch(const KvLayerView& kv, const AttentionSegment* segments, size_t count,
+                                 const AttentionShape& shape) {
+  const bool tiled = attention_tiled(runner_.isa(), kv, shape);
   const int64_t tile = tiled ? kAttentionTileTokens : 1;
-  const int64_t tiles = (n + tile - 1) / tile;
-  const int64_t tasks = tiles * shape.n_heads;
+  task_starts_.resize(count + 1);
+  int64_t tasks = 0;
+  for (size_t i = 0; i < count; ++i) {
+    task_starts_[i] = tasks;
+    tasks += (segments[i].n + tile - 1) / tile * shape.n_heads;
+  }
+  task_starts_[count] = tasks;
   const int64_t grain = std::max<int64_t>(1, tasks / (int64_t(threads()) * 4));
   runner_.parallel(tasks, grain, [&](int64_t b, int64_t e) {
+    size_t seg = size_t(std::upper_bound(task_starts_.begin(), task_starts_.end(), b) - task_starts_.begin()) - 1;
     for (int64_t i = b; i < e; ++i) {
-      const int64_t t0 = (i / shape.n_heads) * tile;
-      const int h = int(i % shape.n_heads);
-      const int m = int(std::min<int64_t>(tile, n - t0));
-      const float* qt = q + t0 * stride + int64_t(h) * shape.head_dim;
-      float* ot = out + t0 * stride + int64_t(h) * shape.head_dim;
-      if (tiled) {
-        attention_tile_avx2(qt, stride, m, kv, block_table, pos0 + t0, h / group, shape.head_dim, ot, stride);
-        continue;
-      }
-      // Scores live in a per-thread buffer: tasks on one thread run one after another.
-      thread_local std::vector<float> scores_buffer;
-      if (int64_t(scores_buffer.size()) < pos0 + n + 16) scores_buffer.resize(size_t(pos0 + n + 16));
-      attention_head(qt, kv, block_table, pos0 + t0, h / group, shape.head_dim, scores_buffer.data(), ot);
+      while (i >= task_starts_[seg + 1]) ++seg;
+      const int64_t local = i - task_starts_[seg];
+      attention_task(segments[seg], kv, shape, local / shape.n_heads * tile, int(local % shape.n_heads), tiled);
     }
   });
 }

@@ -1,6 +1,7 @@
 // CpuBackend: KernelBackend on the host CPU. Matrix products run on the best SIMD level the
 // CPU has (kernels/cpu/cpu_features.h) and, with threads > 1, inside a oneTBB arena of that
-// many threads; attention is split across (token, head) pairs. One caller thread at a time.
+// many threads; attention is split across (sequence, query tile, head) triples, a batch of
+// sequences in one launch. One caller thread at a time.
 #pragma once
 
 #include <memory>
@@ -26,6 +27,8 @@ class CpuBackend final : public KernelBackend {
                 const float* k, const float* v) override;
   void attention(const float* q, const KvLayerView& kv, const int32_t* block_table, int64_t pos0,
                  int64_t n, const AttentionShape& shape, float* out) override;
+  void attention_batch(const KvLayerView& kv, const AttentionSegment* segments, size_t count,
+                       const AttentionShape& shape) override;
   void add(float* x, const float* y, int64_t count) override;
   void get_row(const MatrixView& w, int64_t row, float* out) override;
 
@@ -33,7 +36,11 @@ class CpuBackend final : public KernelBackend {
   Isa isa() const { return runner_.isa(); }
 
  private:
+  // Runs attention for query tile `t0`.. (up to the tile width) and head h of one segment.
+  void attention_task(const AttentionSegment& s, const KvLayerView& kv, const AttentionShape& shape, int64_t t0, int h,
+                      bool tiled);
   MatmulRunner runner_;
+  std::vector<int64_t> task_starts_;  // attention_batch: first task index of each segment
 };
 
 }  // namespace sluice::kernels

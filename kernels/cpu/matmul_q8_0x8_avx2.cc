@@ -39,7 +39,7 @@ inline __m256i broadcast4(const int8_t* p) {
 
 template <int NT>
 inline void tile(const BlockQ8_0x8* group, int64_t nb, const Q8Activations& xq, int64_t cols, int64_t t0, float* y,
-                 int64_t rows) {
+                 int64_t rows, const char* stream_end) {
   const int8_t* xs[NT];
   const float* xd[NT];
   _Pragma("GCC unroll 8")
@@ -55,9 +55,14 @@ inline void tile(const BlockQ8_0x8* group, int64_t nb, const Q8Activations& xq, 
     const BlockQ8_0x8& b = group[j];
     __m256i dot[NT];
     _Pragma("GCC unroll 8")
+    for (int t = 0; t < NT; ++t) dot[t] = _mm256_setzero_si256();
+    _Pragma("GCC unroll 8")
     for (int k = 0; k < 8; ++k) {
       const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * k));
-      if (NT == 1 && (k & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(b.qs + 32 * k) + kPrefetchBytes, _MM_HINT_T0);
+      if (NT == 1 && (k & 1) == 0) {
+        const char* ahead = reinterpret_cast<const char*>(b.qs + 32 * k) + kPrefetchBytes;
+        if (ahead < stream_end && kPrefetchBytes > 0) _mm_prefetch(ahead, _MM_HINT_T0);  // not past this thread's rows
+      }
       // |w| as unsigned bytes (128 for -128, exact), the sign moved onto x: pair sums stay
       // below 2 * 128 * 127 < 2^15, so vpmaddubsw never saturates.
       const __m256i aw = _mm256_sign_epi8(w, w);
@@ -65,7 +70,7 @@ inline void tile(const BlockQ8_0x8* group, int64_t nb, const Q8Activations& xq, 
       for (int t = 0; t < NT; ++t) {
         const __m256i x4 = broadcast4(xs[t] + 32 * j + 4 * k);
         const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x4, w)), ones);
-        dot[t] = k == 0 ? p : _mm256_add_epi32(dot[t], p);
+        dot[t] = _mm256_add_epi32(dot[t], p);
       }
     }
     const __m256 wd = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.d)));
@@ -79,11 +84,11 @@ inline void tile(const BlockQ8_0x8* group, int64_t nb, const Q8Activations& xq, 
 
 template <int NT>
 inline void token_tiles(const BlockQ8_0x8* group, int64_t nb, const Q8Activations& xq, int64_t cols, int64_t tb, int64_t te,
-                        float* y, int64_t rows) {
+                        float* y, int64_t rows, const char* stream_end) {
   int64_t t = tb;
-  for (; t + NT <= te; t += NT) tile<NT>(group, nb, xq, cols, t, y, rows);
+  for (; t + NT <= te; t += NT) tile<NT>(group, nb, xq, cols, t, y, rows, stream_end);
   if constexpr (NT > 1) {
-    if (t < te) token_tiles<NT - 1>(group, nb, xq, cols, t, te, y, rows);
+    if (t < te) token_tiles<NT - 1>(group, nb, xq, cols, t, te, y, rows, stream_end);
   }
 }
 
@@ -95,10 +100,11 @@ void avx2_q8_0x8_rows(const MatrixView& w, const float*, const Q8Activations& xq
                       float* y) {
   const int64_t nb = w.cols / kQuantBlock;
   const auto* blocks = static_cast<const BlockQ8_0x8*>(w.data);
+  const char* stream_end = reinterpret_cast<const char*>(blocks + r1 / kQ8x8Rows * nb);
   for (int64_t tb = 0; tb < n; tb += kTokenBlock) {
     const int64_t te = std::min(n, tb + kTokenBlock);
     for (int64_t r = r0; r < r1; r += kQ8x8Rows)
-      token_tiles<kMaxTokens>(blocks + r / kQ8x8Rows * nb, nb, xq, w.cols, tb, te, y + r, w.rows);
+      token_tiles<kMaxTokens>(blocks + r / kQ8x8Rows * nb, nb, xq, w.cols, tb, te, y + r, w.rows, stream_end);
   }
 }
 

@@ -14,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_features.h"
@@ -34,17 +33,12 @@ bool q8_0x8_pays(Isa isa);
 // Whether w can be interleaved: kQ8_0 with a multiple of 8 rows.
 bool can_interleave_q8_0x8(const MatrixView& w);
 
-// A matrix interleaved into its own memory. view() is a kQ8_0x8 MatrixView over it.
-class Q8_0x8Matrix {
- public:
-  explicit Q8_0x8Matrix(const MatrixView& q8_0);  // requires can_interleave_q8_0x8
-  MatrixView view() const { return {DType::kQ8_0x8, blocks_.get(), rows_, cols_}; }
-  size_t bytes() const { return size_t(rows_ / kQ8x8Rows * (cols_ / 32)) * sizeof(BlockQ8_0x8); }
-
- private:
-  int64_t rows_, cols_;
-  std::unique_ptr<BlockQ8_0x8[]> blocks_;
-};
+// Bytes the interleaved copy of w takes (the same as w's).
+int64_t q8_0x8_bytes(const MatrixView& w);
+// Writes w (requires can_interleave_q8_0x8) interleaved into out, q8_0x8_bytes(w) bytes with
+// no alignment needed, and returns the kQ8_0x8 view over out. Throws std::invalid_argument for
+// a matrix that cannot be interleaved.
+MatrixView interleave_q8_0x8(const MatrixView& w, void* out);
 
 // Row `row` of a kQ8_0x8 matrix as float (embedding lookups, tests).
 void dequantize_row_q8_0x8(const MatrixView& w, int64_t row, float* out);

@@ -92,7 +92,10 @@ void LlamaForward::run_layers(const ForwardSegment* segments, size_t count, int6
     be.matmul(L.wq, xb_.data(), n, q_.data());
     be.matmul(L.wk, xb_.data(), n, k_.data());
     be.matmul(L.wv, xb_.data(), n, v_.data());
-    // Position-dependent work, per segment: each has its own positions and block table.
+    // Position-dependent work, per segment: each has its own positions and block table. Every
+    // segment's keys and values are stored before any attends (a segment writes only its own
+    // blocks), so all segments' attention is one launch.
+    attention_segments_.clear();
     int64_t t = 0;
     for (size_t i = 0; i < count; ++i) {
       const ForwardSegment& s = segments[i];
@@ -102,9 +105,10 @@ void LlamaForward::run_layers(const ForwardSegment* segments, size_t count, int6
       be.rope(q, s.n, c.n_heads, c.head_dim, c.n_rot, s.pos0, c.rope_base);
       be.rope(k, s.n, c.n_kv_heads, c.head_dim, c.n_rot, s.pos0, c.rope_base);
       be.kv_store(kv, s.block_table, s.pos0, s.n, k, v_.data() + t * kv_dim);
-      be.attention(q, kv, s.block_table, s.pos0, s.n, shape, att_.data() + t * dim);
+      attention_segments_.push_back({q, s.block_table, s.pos0, s.n, att_.data() + t * dim});
       t += s.n;
     }
+    be.attention_batch(kv, attention_segments_.data(), attention_segments_.size(), shape);
     be.matmul(L.wo, att_.data(), n, xb_.data());
     be.add(x_.data(), xb_.data(), n * dim);
     be.rms_norm(x_.data(), L.ffn_norm, n, dim, c.rms_eps, xb_.data());

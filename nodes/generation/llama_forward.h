@@ -60,6 +60,7 @@ class LlamaForward {
   kernels::KernelBackend& backend_;
   int max_batch_;
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, batch_logits_;
+  std::vector<kernels::AttentionSegment> attention_segments_;  // one step's segments, reused
 };
 
 }  // namespace sluice::generation

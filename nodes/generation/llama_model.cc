@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/q8_0x8.h"
 #include "kernels/cpu/quant_blocks.h"
 
 namespace sluice::generation {
@@ -63,15 +64,22 @@ bool interleave_wanted() {
 void LlamaModel::interleave_q8_0() {
   std::vector<kernels::MatrixView*> views;
   for (LlamaLayer& L : layers)
-    for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) views.push_back(v);
-  if (output.data != token_embd.data) views.push_back(&output);  // a tied output is also read by row
-  interleaved_.reserve(views.size());
+    for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      if (kernels::can_interleave_q8_0x8(*v)) views.push_back(v);
+  // A tied output is also the embedding, read row by row: it keeps the file's layout.
+  if (output.data != token_embd.data && kernels::can_interleave_q8_0x8(output)) views.push_back(&output);
+  size_t total = 0;
+  for (const kernels::MatrixView* v : views) total += size_t(kernels::q8_0x8_bytes(*v));
+  if (total == 0) return;
+  interleaved_ = kernels::WeightMemory(total);
+  size_t at = 0;
   for (kernels::MatrixView* v : views) {
-    if (!kernels::can_interleave_q8_0x8(*v)) continue;
-    interleaved_.emplace_back(*v);
-    release_file_pages(v->data, size_t(kernels::dtype_row_bytes(v->type, v->cols) * v->rows));
-    *v = interleaved_.back().view();
+    const kernels::MatrixView packed = kernels::interleave_q8_0x8(*v, interleaved_.data() + at);
+    at += size_t(kernels::q8_0x8_bytes(*v));
+    release_file_pages(v->data, size_t(kernels::q8_0x8_bytes(*v)));
+    *v = packed;
   }
+  interleaved_count_ = views.size();
 }
 
 std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path) {

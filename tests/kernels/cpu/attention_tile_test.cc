@@ -190,5 +190,40 @@ TEST(Attention, F16PoolsMatchTheReferenceOnEveryPath) {
   }
 }
 
+// A continuous-batching step's attention in one launch: every segment's output is the same
+// bits as its own attention() call, with decoding (1 query), prefill chunks (tiles and their
+// remainders), an empty segment and several threads, on each path.
+TEST(Attention, BatchedSegmentsMatchOneCallEach) {
+  for (DType type : {DType::kF32, DType::kF16}) {
+    PagedKv kv(64, 90, type);
+    const int n_heads = 4, stride = n_heads * 64;
+    // Segments share the pool (as sequences share the engine's) and attend to prefixes of it.
+    const struct {
+      int64_t pos0, n;
+    } shapes[] = {{89, 1}, {40, 21}, {10, 0}, {0, 16}, {70, 1}, {33, 3}};
+    std::mt19937 rng(9);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<std::vector<float>> q, batched, single;
+    for (const auto& sh : shapes) {
+      q.emplace_back(size_t(std::max<int64_t>(1, sh.n) * stride));
+      for (auto& x : q.back()) x = d(rng);
+      batched.emplace_back(q.back().size(), -7.0f);
+      single.emplace_back(q.back().size(), -7.0f);
+    }
+    for (Isa isa : {Isa::kScalar, detected_isa()}) {
+      CpuBackend be(2, isa);
+      std::vector<AttentionSegment> segs;
+      for (size_t i = 0; i < std::size(shapes); ++i) {
+        segs.push_back({q[i].data(), kv.table.data(), shapes[i].pos0, shapes[i].n, batched[i].data()});
+        be.attention(q[i].data(), kv.view(), kv.table.data(), shapes[i].pos0, shapes[i].n, {n_heads, 2, 64}, single[i].data());
+      }
+      be.attention_batch(kv.view(), segs.data(), segs.size(), {n_heads, 2, 64});
+      for (size_t i = 0; i < segs.size(); ++i)
+        ASSERT_EQ(0, std::memcmp(batched[i].data(), single[i].data(), batched[i].size() * sizeof(float)))
+            << "segment " << i << " isa " << isa_name(isa) << " type " << dtype_name(type);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sluice::kernels

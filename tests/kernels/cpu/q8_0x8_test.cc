@@ -14,6 +14,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/q8_0x8.h"
 #include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/weight_memory.h"
 
 namespace sluice::kernels {
 namespace {
@@ -30,6 +31,14 @@ struct Q8Matrix {
   int64_t rows, cols;
   std::vector<uint8_t> bytes;
   MatrixView view() const { return {DType::kQ8_0, bytes.data(), rows, cols}; }
+};
+
+// An interleaved copy in its own memory, as the model keeps one in WeightMemory.
+struct Interleaved {
+  explicit Interleaved(const MatrixView& w) : memory(size_t(q8_0x8_bytes(w))), packed(interleave_q8_0x8(w, memory.data())) {}
+  MatrixView view() const { return packed; }
+  WeightMemory memory;
+  MatrixView packed;
 };
 
 Q8Matrix q8_matrix(int64_t rows, int64_t cols, uint32_t seed) {
@@ -53,9 +62,10 @@ uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
 
 TEST(Q8_0x8, InterleavingKeepsEveryWeight) {
   const Q8Matrix m = q8_matrix(24, 96, 1);
-  const Q8_0x8Matrix x8(m.view());
+  const Interleaved x8(m.view());
   EXPECT_EQ(x8.view().type, DType::kQ8_0x8);
-  EXPECT_EQ(x8.bytes(), m.bytes.size());
+  EXPECT_EQ(size_t(q8_0x8_bytes(m.view())), m.bytes.size());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(x8.memory.data()) % (size_t(2) << 20), 0u);  // huge-page aligned
   CpuBackend backend(1);
   std::vector<float> want(96), got(96);
   for (int64_t r = 0; r < m.rows; ++r) {
@@ -68,7 +78,8 @@ TEST(Q8_0x8, InterleavingKeepsEveryWeight) {
 TEST(Q8_0x8, RefusesWhatCannotBeInterleaved) {
   const Q8Matrix m = q8_matrix(12, 64, 2);
   EXPECT_FALSE(can_interleave_q8_0x8(m.view()));  // 12 rows: not whole groups of 8
-  EXPECT_THROW(Q8_0x8Matrix{m.view()}, std::invalid_argument);
+  std::vector<uint8_t> out(m.bytes.size());
+  EXPECT_THROW(interleave_q8_0x8(m.view(), out.data()), std::invalid_argument);
   std::vector<float> f(8 * 64);
   EXPECT_FALSE(can_interleave_q8_0x8({DType::kF32, f.data(), 8, 64}));
   EXPECT_TRUE(can_interleave_q8_0x8({DType::kQ8_0, m.bytes.data(), 8, 64}));
@@ -84,7 +95,7 @@ TEST(Q8_0x8, EveryIsaMatchesScalarBitForBitAndRowMajorToRounding) {
   };
   for (const Case c : {Case{8, 32, 1}, Case{16, 96, 3}, Case{40, 288, 5}, Case{64, 768, 37}, Case{32, 2048, 4}}) {
     const Q8Matrix m = q8_matrix(c.rows, c.cols, uint32_t(c.rows + c.cols));
-    const Q8_0x8Matrix x8(m.view());
+    const Interleaved x8(m.view());
     const auto x = random_vec(size_t(c.n * c.cols), 3);
     std::vector<float> ref(size_t(c.n * c.rows)), row_major(ref.size());
     matmul(x8.view(), x.data(), c.n, ref.data(), Isa::kScalar);
@@ -107,7 +118,7 @@ TEST(Q8_0x8, EveryIsaMatchesScalarBitForBitAndRowMajorToRounding) {
 TEST(Q8_0x8, OneTokensOutputIsBitIdenticalWhateverTheBatchAndThreads) {
   const int64_t rows = 48, cols = 288;
   const Q8Matrix m = q8_matrix(rows, cols, 4);
-  const Q8_0x8Matrix x8(m.view());
+  const Interleaved x8(m.view());
   const auto probe = random_vec(size_t(cols), 5);
   for (Isa isa : isas()) {
     std::vector<float> solo(static_cast<size_t>(rows));

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "kernels/cpu/q8_0x8.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "nodes/generation/generator.h"
 #include "nodes/generation/llama_model.h"
