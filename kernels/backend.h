@@ -65,6 +65,11 @@ class KernelBackend {
 
   // y[t][r] = sum_c W[r][c] * x[t][c] for n tokens (y is n x rows, x is n x cols).
   virtual void matmul(const MatrixView& w, const float* x, int64_t n, float* y) = 0;
+  // matmul() of several matrices with the same cols on one input x: y[i] = x W[i]^T (n x
+  // ws[i].rows each), as one launch. Same results as one matmul() call per matrix.
+  virtual void matmul_shared_input(const MatrixView* ws, size_t count, const float* x, int64_t n, float* const* ys) {
+    for (size_t i = 0; i < count; ++i) matmul(ws[i], x, n, ys[i]);
+  }
   // out[t] = x[t] / rms(x[t]) * weight, for n rows of `dim` (out may equal x).
   virtual void rms_norm(const float* x, const float* weight, int64_t n, int64_t dim, float eps,
                         float* out) = 0;

@@ -18,6 +18,7 @@ class CpuBackend final : public KernelBackend {
   explicit CpuBackend(int threads, Isa isa = default_isa());
 
   void matmul(const MatrixView& w, const float* x, int64_t n, float* y) override;
+  void matmul_shared_input(const MatrixView* ws, size_t count, const float* x, int64_t n, float* const* ys) override;
   void rms_norm(const float* x, const float* weight, int64_t n, int64_t dim, float eps,
                 float* out) override;
   void rope(float* x, int64_t n, int n_heads, int head_dim, int n_rot, int64_t pos0,

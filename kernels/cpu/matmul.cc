@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/q8_0x8.h"
@@ -194,15 +195,35 @@ void MatmulRunner::parallel_impl(int64_t count, int64_t grain,
 }
 
 void MatmulRunner::run(const MatrixView& w, const float* x, int64_t n, float* y) {
+  run_shared_input(&w, 1, x, n, &y);
+}
+
+void MatmulRunner::run_shared_input(const MatrixView* ws, size_t count, const float* x, int64_t n, float* const* ys) {
+  if (count == 0) return;
   const auto& k = kernels_for(isa_);
-  if (is_quantized(w.type)) acts_.quantize(x, n, w.cols, isa_);
-  const detail::RowsKernel kernel = detail::pick(k, w.type);
+  for (size_t i = 1; i < count; ++i)
+    if (ws[i].type != ws[0].type || ws[i].cols != ws[0].cols)
+      throw std::invalid_argument("run_shared_input: matrices of different types or widths");
+  if (is_quantized(ws[0].type)) acts_.quantize(x, n, ws[0].cols, isa_);
+  const detail::RowsKernel kernel = detail::pick(k, ws[0].type);
   // Row ranges in multiples of 4 so the SIMD kernels run their widest tile; of 8 for kQ8_0x8,
-  // whose groups cannot be split.
-  const int64_t unit = w.type == DType::kQ8_0x8 ? kQ8x8Rows : 4;
-  const int64_t groups = (w.rows + unit - 1) / unit;
-  parallel(groups, 4, [&](int64_t g0, int64_t g1) {
-    kernel(w, x, acts_, n, g0 * unit, std::min(w.rows, g1 * unit), y);
+  // whose groups cannot be split. Units are numbered matrix after matrix.
+  const int64_t unit = ws[0].type == DType::kQ8_0x8 ? kQ8x8Rows : 4;
+  int64_t starts[kMaxSharedInput + 1];
+  if (count > kMaxSharedInput) throw std::invalid_argument("run_shared_input: too many matrices");
+  int64_t units = 0;
+  for (size_t i = 0; i < count; ++i) {
+    starts[i] = units;
+    units += (ws[i].rows + unit - 1) / unit;
+  }
+  starts[count] = units;
+  parallel(units, 4, [&](int64_t g0, int64_t g1) {
+    size_t i = 0;
+    while (g0 >= starts[i + 1]) ++i;
+    for (; i < count && starts[i] < g1; ++i) {
+      const int64_t b = std::max(g0, starts[i]) - starts[i], e = std::min(g1, starts[i + 1]) - starts[i];
+      kernel(ws[i], x, acts_, n, b * unit, std::min(ws[i].rows, e * unit), ys[i]);
+    }
   });
 }
 

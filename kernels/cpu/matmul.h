@@ -27,6 +27,7 @@ struct Q8Activations {
 
 class MatmulRunner {
  public:
+  static constexpr size_t kMaxSharedInput = 8;  // matrices per run_shared_input call
   // threads <= 1 runs on the caller's thread; otherwise inside a oneTBB arena of that size.
   MatmulRunner(int threads, Isa isa);
   ~MatmulRunner();
@@ -35,6 +36,10 @@ class MatmulRunner {
 
   // y (n x w.rows) = x (n x w.cols) W^T. Quantised types need w.cols % 32 == 0.
   void run(const MatrixView& w, const float* x, int64_t n, float* y);
+  // run() for count matrices of one type and width on the same x: the activations are
+  // quantised once and every matrix's rows are split across the threads in one launch.
+  // Results are bit-identical to run() per matrix.
+  void run_shared_input(const MatrixView* ws, size_t count, const float* x, int64_t n, float* const* ys);
   // Runs fn(begin, end) over [0, count) split across the arena's threads (grain: min chunk).
   template <class Fn>
   void parallel(int64_t count, int64_t grain, Fn&& fn);

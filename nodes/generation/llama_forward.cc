@@ -89,9 +89,11 @@ void LlamaForward::run_layers(const ForwardSegment* segments, size_t count, int6
     const LlamaLayer& L = model_.layers[size_t(l)];
     const kernels::KvLayerView kv = pool.layer(l);
     be.rms_norm(x_.data(), L.attn_norm, n, dim, c.rms_eps, xb_.data());
-    be.matmul(L.wq, xb_.data(), n, q_.data());
-    be.matmul(L.wk, xb_.data(), n, k_.data());
-    be.matmul(L.wv, xb_.data(), n, v_.data());
+    {
+      const kernels::MatrixView qkv[] = {L.wq, L.wk, L.wv};
+      float* const out[] = {q_.data(), k_.data(), v_.data()};
+      be.matmul_shared_input(qkv, 3, xb_.data(), n, out);
+    }
     // Position-dependent work, per segment: each has its own positions and block table. Every
     // segment's keys and values are stored before any attends (a segment writes only its own
     // blocks), so all segments' attention is one launch.
@@ -112,8 +114,11 @@ void LlamaForward::run_layers(const ForwardSegment* segments, size_t count, int6
     be.matmul(L.wo, att_.data(), n, xb_.data());
     be.add(x_.data(), xb_.data(), n * dim);
     be.rms_norm(x_.data(), L.ffn_norm, n, dim, c.rms_eps, xb_.data());
-    be.matmul(L.w_gate, xb_.data(), n, gate_.data());
-    be.matmul(L.w_up, xb_.data(), n, up_.data());
+    {
+      const kernels::MatrixView gate_up[] = {L.w_gate, L.w_up};
+      float* const out[] = {gate_.data(), up_.data()};
+      be.matmul_shared_input(gate_up, 2, xb_.data(), n, out);
+    }
     be.swiglu(gate_.data(), up_.data(), n * hid);
     be.matmul(L.w_down, gate_.data(), n, xb_.data());
     be.add(x_.data(), xb_.data(), n * dim);

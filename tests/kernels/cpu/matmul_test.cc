@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/cpu/cpu_features.h"
@@ -116,6 +117,40 @@ TEST(Matmul, ThreadedRunnerMatchesSingleThread) {
     r2.run(m, x.data(), c.n, two.data());
     EXPECT_EQ(one, two) << dtype_name(t);  // same kernels, same per-row order: bit-identical
   }
+}
+
+// Several matrices on one input (Q, K and V; gate and up) in one launch give each matrix's own
+// run() bits, with row counts that end mid-chunk; mixed types or widths are refused.
+TEST(Matmul, SharedInputRunMatchesOneRunPerMatrix) {
+  const int64_t cols = 256, n = 5;
+  const auto x = random_vec(size_t(n * cols), 21);
+  for (DType t : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
+    const int64_t rows[] = {64, 24, 40};
+    std::vector<std::vector<uint8_t>> bytes;
+    std::vector<MatrixView> ws;
+    for (int i = 0; i < 3; ++i) {
+      bytes.push_back(encode(random_vec(size_t(rows[i] * cols), uint32_t(30 + i)), rows[i], cols, t));
+      ws.push_back({t, bytes.back().data(), rows[i], cols});
+    }
+    for (Isa isa : isas()) {
+      MatmulRunner runner(2, isa);
+      std::vector<std::vector<float>> shared, single;
+      std::vector<float*> out;
+      for (int i = 0; i < 3; ++i) {
+        shared.emplace_back(size_t(n * rows[i]), -1.0f);
+        single.emplace_back(size_t(n * rows[i]), -2.0f);
+        runner.run(ws[size_t(i)], x.data(), n, single.back().data());
+      }
+      for (auto& v : shared) out.push_back(v.data());
+      runner.run_shared_input(ws.data(), ws.size(), x.data(), n, out.data());
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(shared[size_t(i)], single[size_t(i)]) << dtype_name(t) << " " << isa_name(isa) << " matrix " << i;
+    }
+  }
+  std::vector<float> f(size_t(8 * cols)), g(size_t(8 * 128)), y(size_t(n * 8));
+  const MatrixView mixed[] = {{DType::kF32, f.data(), 8, cols}, {DType::kF32, g.data(), 8, 128}};
+  float* ys[] = {y.data(), y.data()};
+  MatmulRunner runner(1, Isa::kScalar);
+  EXPECT_THROW(runner.run_shared_input(mixed, 2, x.data(), n, ys), std::invalid_argument);
 }
 
 // Batch invariance, which the serving engine relies on: one token's output row must be

@@ -112,6 +112,22 @@ void check_paged_attention(int block, int hd, int positions, int first_query) {
   }
 }
 
+// The backend splits a batch's SwiGLU across threads (chunks and a ragged end): the same bits
+// as one pass.
+TEST(Elementwise, ThreadedSwigluMatchesOnePass) {
+  const int64_t count = 3 * 8192 + 1000;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> d(0.0f, 3.0f);
+  std::vector<float> gate(static_cast<size_t>(count)), up(gate.size());
+  for (auto& x : gate) x = d(rng);
+  for (auto& x : up) x = d(rng);
+  std::vector<float> want = gate, got = gate;
+  swiglu_row(want.data(), up.data(), count);
+  CpuBackend be(2);
+  be.swiglu(got.data(), up.data(), count);
+  EXPECT_EQ(got, want);
+}
+
 TEST(Attention, PagedMatchesDenseCausalAttention) {
   check_paged_attention(4, 16, 23, 20);   // generic path, 3 queries
   check_paged_attention(16, 32, 45, 30);  // vector path: tiles of 4, 4, 4, 3 queries across blocks

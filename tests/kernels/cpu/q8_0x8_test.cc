@@ -141,5 +141,24 @@ TEST(Q8_0x8, OneTokensOutputIsBitIdenticalWhateverTheBatchAndThreads) {
   }
 }
 
+// Q, K and V (or gate and up) interleaved, in one launch: each matrix's own bits.
+TEST(Q8_0x8, SharedInputRunMatchesOneRunPerMatrix) {
+  const int64_t cols = 256, n = 6;
+  const Q8Matrix a = q8_matrix(64, cols, 7), b = q8_matrix(24, cols, 8);
+  const Interleaved xa(a.view()), xb(b.view());
+  const auto x = random_vec(size_t(n * cols), 9);
+  for (Isa isa : isas()) {
+    MatmulRunner runner(2, isa);
+    std::vector<float> ya(size_t(n * 64)), yb(size_t(n * 24)), ra(ya.size()), rb(yb.size());
+    runner.run(xa.view(), x.data(), n, ra.data());
+    runner.run(xb.view(), x.data(), n, rb.data());
+    const MatrixView ws[] = {xa.view(), xb.view()};
+    float* ys[] = {ya.data(), yb.data()};
+    runner.run_shared_input(ws, 2, x.data(), n, ys);
+    EXPECT_EQ(ya, ra) << isa_name(isa);
+    EXPECT_EQ(yb, rb) << isa_name(isa);
+  }
+}
+
 }  // namespace
 }  // namespace sluice::kernels
