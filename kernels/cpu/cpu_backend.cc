@@ -4,7 +4,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/elementwise.h"
-#include "kernels/cpu/q8_0x8.h"
+#include "kernels/cpu/quant_x8.h"
 #include "kernels/cpu/quant_blocks.h"
 
 namespace sluice::kernels {
@@ -110,7 +110,7 @@ void CpuBackend::add(float* x, const float* y, int64_t count) {
 }
 
 void CpuBackend::get_row(const MatrixView& w, int64_t row, float* out) {
-  if (w.type == DType::kQ8_0x8) return dequantize_row_q8_0x8(w, row, out);
+  if (is_x8(w.type)) return dequantize_row_x8(w, row, out);
   const char* base = static_cast<const char*>(w.data);
   dequantize_row(w.type, base + row * dtype_row_bytes(w.type, w.cols), out, w.cols);
 }

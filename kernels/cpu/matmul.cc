@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "kernels/cpu/matmul_kernels.h"
-#include "kernels/cpu/q8_0x8.h"
+#include "kernels/cpu/quant_x8.h"
 #include "kernels/cpu/quant_blocks.h"
 
 namespace sluice::kernels {
@@ -87,23 +87,35 @@ void scalar_q4_0(const MatrixView& w, const float*, const Q8Activations& xq, int
   }
 }
 
-// The arithmetic of the AVX2 kernel (matmul_q8_0x8_avx2.cc) lane for lane, so the two agree
-// bit for bit: per block an exact integer dot, then acc = fma(float(dot), d_w * d_x, acc).
-void scalar_q8_0x8(const MatrixView& w, const float*, const Q8Activations& xq, int64_t n,
-                   int64_t r0, int64_t r1, float* y) {
+// The arithmetic of the AVX2 kernels (matmul_x8_avx2.cc) lane for lane, so the two agree bit
+// for bit: per block an exact integer dot, then acc = fma(float(dot), d_w * d_x, acc).
+template <bool kQ4>
+void scalar_x8(const MatrixView& w, const float*, const Q8Activations& xq, int64_t n, int64_t r0, int64_t r1, float* y) {
   const int64_t nb = w.cols / kQuantBlock;
   for (int64_t r = r0; r < r1; ++r) {
-    const auto* b = static_cast<const BlockQ8_0x8*>(w.data) + r / kQ8x8Rows * nb;
-    const int64_t i = r % kQ8x8Rows;
+    const int64_t i = r % kX8Rows;
     for (int64_t t = 0; t < n; ++t) {
       const int8_t* xs = xq.qs.data() + t * w.cols;
       const float* xd = xq.d.data() + t * nb;
       float s = 0;
       for (int64_t j = 0; j < nb; ++j) {
         int32_t dot = 0;
-        for (int k = 0; k < 8; ++k)
-          for (int e = 0; e < 4; ++e) dot += int32_t(b[j].qs[32 * k + 4 * i + e]) * xs[j * 32 + 4 * k + e];
-        s = std::fma(float(dot), fp16_to_fp32(b[j].d[i]) * xd[j], s);
+        uint16_t d;
+        if constexpr (kQ4) {
+          const BlockQ4_0x8& b = static_cast<const BlockQ4_0x8*>(w.data)[r / kX8Rows * nb + j];
+          for (int m = 0; m < 4; ++m)
+            for (int e = 0; e < 4; ++e) {
+              const uint8_t q = b.qs[32 * m + 4 * i + e];
+              dot += ((q & 0x0f) - 8) * xs[j * 32 + 4 * m + e] + ((q >> 4) - 8) * xs[j * 32 + 16 + 4 * m + e];
+            }
+          d = b.d[i];
+        } else {
+          const BlockQ8_0x8& b = static_cast<const BlockQ8_0x8*>(w.data)[r / kX8Rows * nb + j];
+          for (int m = 0; m < 8; ++m)
+            for (int e = 0; e < 4; ++e) dot += int32_t(b.qs[32 * m + 4 * i + e]) * xs[j * 32 + 4 * m + e];
+          d = b.d[i];
+        }
+        s = std::fma(float(dot), fp16_to_fp32(d) * xd[j], s);
       }
       y[t * w.rows + r] = s;
     }
@@ -130,7 +142,8 @@ void scalar_quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int3
 }
 
 const IsaKernels& scalar_kernels() {
-  static const IsaKernels k{scalar_f32, scalar_f16, scalar_q8_0, scalar_q4_0, scalar_q8_0x8, scalar_quantize_q8};
+  static const IsaKernels k{scalar_f32,       scalar_f16,        scalar_q8_0,       scalar_q4_0,
+                            scalar_x8<false>, scalar_x8<true>, scalar_quantize_q8};
   return k;
 }
 
@@ -145,7 +158,7 @@ const detail::IsaKernels& kernels_for(Isa isa) {
   }
   return detail::scalar_kernels();
 }
-bool is_quantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kQ8_0x8; }
+bool is_quantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0 || is_x8(t); }
 }  // namespace
 
 void Q8Activations::quantize(const float* x, int64_t n_rows, int64_t n_cols, Isa isa) {
@@ -206,9 +219,9 @@ void MatmulRunner::run_shared_input(const MatrixView* ws, size_t count, const fl
       throw std::invalid_argument("run_shared_input: matrices of different types or widths");
   if (is_quantized(ws[0].type)) acts_.quantize(x, n, ws[0].cols, isa_);
   const detail::RowsKernel kernel = detail::pick(k, ws[0].type);
-  // Row ranges in multiples of 4 so the SIMD kernels run their widest tile; of 8 for kQ8_0x8,
-  // whose groups cannot be split. Units are numbered matrix after matrix.
-  const int64_t unit = ws[0].type == DType::kQ8_0x8 ? kQ8x8Rows : 4;
+  // Row ranges in multiples of 4 so the SIMD kernels run their widest tile; of 8 for the
+  // interleaved types, whose groups cannot be split. Units are numbered matrix after matrix.
+  const int64_t unit = is_x8(ws[0].type) ? kX8Rows : 4;
   int64_t starts[kMaxSharedInput + 1];
   if (count > kMaxSharedInput) throw std::invalid_argument("run_shared_input: too many matrices");
   int64_t units = 0;

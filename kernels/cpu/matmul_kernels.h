@@ -14,7 +14,7 @@ using RowsKernel = void (*)(const MatrixView& w, const float* x, const Q8Activat
 
 struct IsaKernels {
   RowsKernel f32, f16, q8_0, q4_0;
-  RowsKernel q8_0x8;  // rows in multiples of 8
+  RowsKernel q8_0x8, q4_0x8;  // rows in multiples of 8
   // Quantises one row of cols floats to Q8_0 (qs, d per block, -8*sum per block).
   void (*quantize_q8)(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* neg8sum);
 };
@@ -22,8 +22,10 @@ struct IsaKernels {
 // The portable activation quantiser; every ISA rounds identically (nearest, ties to even).
 void scalar_quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* neg8sum);
 
-// The AVX2 kernel for kQ8_0x8 (matmul_q8_0x8_avx2.cc); AVX-512 CPUs run it too.
+// The AVX2 kernels for the interleaved types (matmul_x8_avx2.cc); AVX-512 CPUs run them too.
 void avx2_q8_0x8_rows(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n, int64_t r0, int64_t r1,
+                      float* y);
+void avx2_q4_0x8_rows(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n, int64_t r0, int64_t r1,
                       float* y);
 
 const IsaKernels& scalar_kernels();
@@ -37,6 +39,7 @@ inline RowsKernel pick(const IsaKernels& k, DType t) {
     case DType::kQ8_0: return k.q8_0;
     case DType::kQ4_0: return k.q4_0;
     case DType::kQ8_0x8: return k.q8_0x8;
+    case DType::kQ4_0x8: return k.q4_0x8;
   }
   return nullptr;
 }

@@ -57,14 +57,15 @@ uint16_t fp32_to_fp16(float f) {
 }
 
 int64_t dtype_block_elems(DType t) {
-  return (t == DType::kQ4_0 || t == DType::kQ8_0 || t == DType::kQ8_0x8) ? kQuantBlock : 1;
+  return (t == DType::kQ4_0 || t == DType::kQ8_0 || t == DType::kQ8_0x8 || t == DType::kQ4_0x8) ? kQuantBlock : 1;
 }
 
 int64_t dtype_block_bytes(DType t) {
   switch (t) {
     case DType::kF32: return 4;
     case DType::kF16: return 2;
-    case DType::kQ4_0: return sizeof(BlockQ4_0);
+    case DType::kQ4_0:
+    case DType::kQ4_0x8: return sizeof(BlockQ4_0);
     case DType::kQ8_0:
     case DType::kQ8_0x8: return sizeof(BlockQ8_0);  // per row on average: 8 rows share 8 blocks' bytes
   }
@@ -78,6 +79,7 @@ const char* dtype_name(DType t) {
     case DType::kQ4_0: return "q4_0";
     case DType::kQ8_0: return "q8_0";
     case DType::kQ8_0x8: return "q8_0x8";
+    case DType::kQ4_0x8: return "q4_0x8";
   }
   return "?";
 }
@@ -112,9 +114,10 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
       return;
     }
     case DType::kQ8_0x8:
-      break;  // rows are interleaved: dequantize_row_q8_0x8 (q8_0x8.h) reads one
+    case DType::kQ4_0x8:
+      break;  // rows are interleaved: dequantize_row_x8 (quant_x8.h) reads one
   }
-  throw std::invalid_argument("dequantize_row: q8_0x8 rows are interleaved; use dequantize_row_q8_0x8");
+  throw std::invalid_argument("dequantize_row: interleaved rows; use dequantize_row_x8");
 }
 
 void quantize_row(DType t, const float* src, void* dst, int64_t n) {
@@ -164,9 +167,10 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
       return;
     }
     case DType::kQ8_0x8:
-      break;  // produced from whole Q8_0 matrices by interleave_q8_0x8 (q8_0x8.h)
+    case DType::kQ4_0x8:
+      break;  // made from whole matrices by interleave_x8 (quant_x8.h)
   }
-  throw std::invalid_argument("quantize_row: q8_0x8 is made from a whole Q8_0 matrix by interleave_q8_0x8");
+  throw std::invalid_argument("quantize_row: interleaved types are made from a whole matrix by interleave_x8");
 }
 
 }  // namespace sluice::kernels

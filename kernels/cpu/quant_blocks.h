@@ -41,8 +41,8 @@ inline int64_t dtype_row_bytes(DType t, int64_t cols) {
   return cols / dtype_block_elems(t) * dtype_block_bytes(t);
 }
 
-// Row conversions; n must be a multiple of the type's block size. Not for kQ8_0x8, whose rows
-// are interleaved (throws std::invalid_argument; q8_0x8.h converts it).
+// Row conversions; n must be a multiple of the type's block size. Not for kQ8_0x8/kQ4_0x8,
+// whose rows are interleaved (throws std::invalid_argument; quant_x8.h converts them).
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);
 void quantize_row(DType t, const float* src, void* dst, int64_t n);  // reference quantizers
 

@@ -1,5 +1,5 @@
 // WeightMemory: one anonymous, read-mostly region for weights the CPU backend rewrites at load
-// (the interleaved Q8_0 copies, q8_0x8.h), aligned to 2 MiB and advised for transparent huge
+// (the interleaved quantised copies, quant_x8.h), aligned to 2 MiB and advised for transparent huge
 // pages. Why: decoding streams every weight from DRAM once per token, and with 4 KiB pages that
 // is a TLB miss every 4 KiB; with huge pages the interleaved weights decoded as fast as the
 // file's mapping (110M Q8_0, one thread: 160 against 146-155 tokens/s on 4 KiB pages).

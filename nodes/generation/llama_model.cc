@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/q8_0x8.h"
+#include "kernels/cpu/quant_x8.h"
 #include "kernels/cpu/quant_blocks.h"
 
 namespace sluice::generation {
@@ -54,29 +54,29 @@ void release_file_pages(const void* p, size_t bytes) {
 }
 
 bool interleave_wanted() {
-  const char* env = std::getenv("SLUICE_Q8_LAYOUT");
+  const char* env = std::getenv("SLUICE_QUANT_LAYOUT");
   if (env && std::string_view(env) == "rows") return false;
-  return kernels::q8_0x8_pays(kernels::default_isa());
+  return kernels::x8_pays(kernels::default_isa());
 }
 
 }  // namespace
 
-void LlamaModel::interleave_q8_0() {
+void LlamaModel::interleave_quantized() {
   std::vector<kernels::MatrixView*> views;
   for (LlamaLayer& L : layers)
     for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      if (kernels::can_interleave_q8_0x8(*v)) views.push_back(v);
+      if (kernels::can_interleave_x8(*v)) views.push_back(v);
   // A tied output is also the embedding, read row by row: it keeps the file's layout.
-  if (output.data != token_embd.data && kernels::can_interleave_q8_0x8(output)) views.push_back(&output);
+  if (output.data != token_embd.data && kernels::can_interleave_x8(output)) views.push_back(&output);
   size_t total = 0;
-  for (const kernels::MatrixView* v : views) total += size_t(kernels::q8_0x8_bytes(*v));
+  for (const kernels::MatrixView* v : views) total += size_t(kernels::x8_bytes(*v));
   if (total == 0) return;
   interleaved_ = kernels::WeightMemory(total);
   size_t at = 0;
   for (kernels::MatrixView* v : views) {
-    const kernels::MatrixView packed = kernels::interleave_q8_0x8(*v, interleaved_.data() + at);
-    at += size_t(kernels::q8_0x8_bytes(*v));
-    release_file_pages(v->data, size_t(kernels::q8_0x8_bytes(*v)));
+    const kernels::MatrixView packed = kernels::interleave_x8(*v, interleaved_.data() + at);
+    at += size_t(kernels::x8_bytes(*v));
+    release_file_pages(v->data, size_t(kernels::x8_bytes(*v)));
     *v = packed;
   }
   interleaved_count_ = views.size();
@@ -129,7 +129,7 @@ std::unique_ptr<LlamaModel> LlamaModel::from_file(std::unique_ptr<GgufFile> file
     L.w_down = matrix(f, p + "ffn_down.weight", c.hidden_dim, c.dim);
     m->layers.push_back(L);
   }
-  if (interleave_wanted()) m->interleave_q8_0();
+  if (interleave_wanted()) m->interleave_quantized();
   m->file_ = std::move(file);
   return m;
 }

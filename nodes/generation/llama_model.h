@@ -2,10 +2,10 @@
 // embedding, per layer RMSNorm + grouped-query attention with rotary embeddings + RMSNorm +
 // SwiGLU feed-forward, final RMSNorm, output matrix (tied to the embedding when absent).
 // Weights are F32, F16, Q8_0 or Q4_0 views into the mapped file; norms are F32. One exception:
-// where the CPU kernels run faster on it (AVX2), each Q8_0 matrix used only by matmul is
-// interleaved at load into kernels::kQ8_0x8 (kernels/cpu/q8_0x8.h), held here in one
-// huge-page region, and its file pages are released, so the weights are in memory once. SLUICE_Q8_LAYOUT=rows keeps
-// the file's layout (for comparison).
+// where the CPU kernels run faster on it (AVX2), each Q8_0 or Q4_0 matrix used only by matmul
+// is interleaved at load into kernels::kQ8_0x8 / kQ4_0x8 (kernels/cpu/quant_x8.h), held here
+// in one huge-page region, and its file pages are released, so the weights are in memory once.
+// SLUICE_QUANT_LAYOUT=rows keeps the file's layout (for comparison).
 //
 // Immutable after load(): one model serves any number of sessions on any threads.
 #pragma once
@@ -58,13 +58,13 @@ class LlamaModel {
   kernels::MatrixView output;  // == token_embd when the file ties them
   std::vector<LlamaLayer> layers;
 
-  // Q8_0 matrices interleaved for the CPU kernels at load (0 when none were), and their bytes.
+  // Quantised matrices interleaved for the CPU kernels at load (0 when none were), their bytes.
   size_t interleaved_matrices() const { return interleaved_count_; }
   size_t interleaved_bytes() const { return interleaved_.bytes(); }
 
  private:
   LlamaModel() = default;
-  void interleave_q8_0();
+  void interleave_quantized();
   kernels::WeightMemory interleaved_;
   size_t interleaved_count_ = 0;
   std::unique_ptr<GgufFile> file_;

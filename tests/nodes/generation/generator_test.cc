@@ -7,7 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "kernels/cpu/q8_0x8.h"
+#include "kernels/cpu/quant_x8.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "nodes/generation/generator.h"
 #include "nodes/generation/llama_model.h"
@@ -148,9 +148,9 @@ TEST(ModelTools, QuantizedStoriesStaysCloseToF32) {
     const std::string out = dir + "/stories-" + kernels::dtype_name(type) + ".gguf";
     quantize_model(testing::shared_model("stories260K.gguf"), out, type);
     const auto q = LlamaModel::load(out);
-    // Q8_0 matrices run interleaved where that is the CPU's faster layout (AVX2).
-    const bool interleaved = type == kernels::DType::kQ8_0 && kernels::q8_0x8_pays(kernels::default_isa());
-    EXPECT_EQ(q->layers[0].wq.type, interleaved ? kernels::DType::kQ8_0x8 : type);
+    // Quantised matrices run interleaved where that is the CPU's faster layout (AVX2).
+    const bool interleaved = kernels::x8_pays(kernels::default_isa());
+    EXPECT_EQ(q->layers[0].wq.type, interleaved ? kernels::x8_type(type) : type);
     EXPECT_EQ(q->layers[0].w_down.type, kernels::DType::kF32);  // 172-wide rows cannot be blocked
     Generator gq(*q, {});
     EXPECT_LT(rel_rms(gq.forward(ids, 0), ref), tol) << kernels::dtype_name(type);

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "kernels/cpu/q8_0x8.h"
+#include "kernels/cpu/quant_x8.h"
 #include "kernels/cpu/quant_blocks.h"
 #include "nodes/generation/generator.h"
 #include "nodes/generation/llama_model.h"
@@ -30,10 +30,10 @@ TEST(PeerModels, Q8AndQ4PureFromLlamaCppAgreeWithinQuantisationError) {
   const auto q8 = LlamaModel::load(q8p), q4 = LlamaModel::load(q4p);
   EXPECT_EQ(q8->config().dim, 288);
   EXPECT_EQ(q8->config().n_layers, 6);
-  EXPECT_EQ(q8->layers[0].wq.type,
-            kernels::q8_0x8_pays(kernels::default_isa()) ? kernels::DType::kQ8_0x8 : kernels::DType::kQ8_0);
-  EXPECT_EQ(q4->layers[0].wq.type, kernels::DType::kQ4_0);
-  EXPECT_EQ(q4->output.type, kernels::DType::kQ4_0);
+  const bool interleaved = kernels::x8_pays(kernels::default_isa());  // the AVX2 layouts
+  EXPECT_EQ(q8->layers[0].wq.type, interleaved ? kernels::DType::kQ8_0x8 : kernels::DType::kQ8_0);
+  EXPECT_EQ(q4->layers[0].wq.type, interleaved ? kernels::DType::kQ4_0x8 : kernels::DType::kQ4_0);
+  EXPECT_EQ(q4->output.type, interleaved ? kernels::DType::kQ4_0x8 : kernels::DType::kQ4_0);
   for (const auto& t8 : q8->file().tensors()) {
     const GgufTensor* t4 = q4->file().find_tensor(t8.name);
     ASSERT_NE(t4, nullptr) << t8.name;
@@ -68,31 +68,37 @@ TEST(PeerModels, Q8AndQ4PureFromLlamaCppAgreeWithinQuantisationError) {
 namespace sluice::generation {
 namespace {
 
-// The interleaved Q8_0 layout (kernels/cpu/q8_0x8.h) computes the file's row layout's products
-// with another float summation order: the logits agree to rounding. SLUICE_Q8_LAYOUT=rows keeps
-// the file's layout.
-TEST(PeerModels, InterleavedQ8LayoutAgreesWithTheFilesRowLayout) {
-  const std::string q8p = testing::shared_model("peer/rand15M-q8_0.gguf");
-  SLUICE_REQUIRE_SHARED(q8p);
-  if (!kernels::q8_0x8_pays(kernels::default_isa())) GTEST_SKIP() << "this CPU's kernels keep Q8_0 row-major";
-  ::setenv("SLUICE_Q8_LAYOUT", "rows", 1);
-  const auto rows = LlamaModel::load(q8p);
-  ::unsetenv("SLUICE_Q8_LAYOUT");
-  const auto interleaved = LlamaModel::load(q8p);
-  EXPECT_EQ(rows->interleaved_matrices(), 0u);
-  EXPECT_EQ(rows->layers[0].wq.type, kernels::DType::kQ8_0);
-  EXPECT_EQ(interleaved->interleaved_matrices(), 6u * 7u + 1u);  // every layer matrix and the output
-  EXPECT_EQ(interleaved->output.type, kernels::DType::kQ8_0x8);
-  Generator a(*rows, {}), b(*interleaved, {});
-  const std::vector<int32_t> ids = {1, 400, 9000, 23, 5, 77};
-  const auto la = a.forward(ids, 0);
-  const auto lb = b.forward(ids, 0);
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < la.size(); ++i) {
-    diff += double(la[i] - lb[i]) * (la[i] - lb[i]);
-    norm += double(la[i]) * la[i];
+// The interleaved layouts (kernels/cpu/quant_x8.h) compute the file's row layout's products
+// with another float summation order: the logits agree to rounding. SLUICE_QUANT_LAYOUT=rows
+// keeps the file's layout.
+TEST(PeerModels, InterleavedLayoutsAgreeWithTheFilesRowLayout) {
+  if (!kernels::x8_pays(kernels::default_isa())) GTEST_SKIP() << "this CPU's kernels keep quantised weights row-major";
+  for (const char* name : {"peer/rand15M-q8_0.gguf", "peer/rand15M-q4_0-pure.gguf"}) {
+    const std::string path = testing::shared_model(name);
+    SLUICE_REQUIRE_SHARED(path);
+    ::setenv("SLUICE_QUANT_LAYOUT", "rows", 1);
+    const auto rows = LlamaModel::load(path);
+    ::unsetenv("SLUICE_QUANT_LAYOUT");
+    const auto interleaved = LlamaModel::load(path);
+    EXPECT_EQ(rows->interleaved_matrices(), 0u) << name;
+    EXPECT_FALSE(kernels::is_x8(rows->layers[0].wq.type)) << name;
+    EXPECT_EQ(interleaved->interleaved_matrices(), 6u * 7u + 1u) << name;  // every layer matrix and the output
+    EXPECT_TRUE(kernels::is_x8(interleaved->output.type)) << name;
+    size_t want = size_t(kernels::x8_bytes(rows->output));  // the copies are the matrices' bytes, reordered
+    for (const LlamaLayer& L : rows->layers)
+      for (const auto& v : {L.wq, L.wk, L.wv, L.wo, L.w_gate, L.w_up, L.w_down}) want += size_t(kernels::x8_bytes(v));
+    EXPECT_EQ(interleaved->interleaved_bytes(), want) << name;
+    Generator a(*rows, {}), b(*interleaved, {});
+    const std::vector<int32_t> ids = {1, 400, 9000, 23, 5, 77};
+    const auto la = a.forward(ids, 0);
+    const auto lb = b.forward(ids, 0);
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < la.size(); ++i) {
+      diff += double(la[i] - lb[i]) * (la[i] - lb[i]);
+      norm += double(la[i]) * la[i];
+    }
+    EXPECT_LT(std::sqrt(diff / norm), 1e-4) << name;
   }
-  EXPECT_LT(std::sqrt(diff / norm), 1e-4);
 }
 
 }  // namespace
