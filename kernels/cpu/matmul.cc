@@ -9,6 +9,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "graph/tsan_annotations.h"  // header only: the annotations, no graph library
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/quant_x8.h"
 #include "kernels/cpu/quant_blocks.h"
@@ -196,15 +197,27 @@ void MatmulRunner::parallel_impl(int64_t count, int64_t grain,
   // Static chunks: a few per thread, each at least `grain` long. Matmul rows cost the same,
   // so dynamic stealing only adds overhead at these (microsecond) task sizes.
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(count / grain, threads_ * 4));
+  // oneTBB's hand-off of the chunks is invisible to ThreadSanitizer (the library is not
+  // instrumented): the caller's inputs happen before every chunk, every chunk before the return.
+  SLUICE_HANDOFF_RELEASE(ctx);
   arena_->arena.execute([&] {
     oneapi::tbb::parallel_for(
         oneapi::tbb::blocked_range<int64_t>(0, chunks, 1),
-        [&](const oneapi::tbb::blocked_range<int64_t>& r) {
-          for (int64_t c = r.begin(); c != r.end(); ++c)
-            call(ctx, count * c / chunks, count * (c + 1) / chunks);
+        [=](const oneapi::tbb::blocked_range<int64_t>& r) {
+          // This body and its range are copies inside oneTBB's task object: read them as
+          // oneTBB's memory, then order against the caller through ctx.
+          SLUICE_TBB_OWNED_BEGIN();
+          void* const task_ctx = ctx;
+          const auto task_call = call;
+          const int64_t n = count, k = chunks, c0 = r.begin(), c1 = r.end();
+          SLUICE_TBB_OWNED_END();
+          SLUICE_HANDOFF_ACQUIRE(task_ctx);
+          for (int64_t c = c0; c != c1; ++c) task_call(task_ctx, n * c / k, n * (c + 1) / k);
+          SLUICE_HANDOFF_RELEASE(task_ctx);
         },
         oneapi::tbb::static_partitioner{});
   });
+  SLUICE_HANDOFF_ACQUIRE(ctx);
 }
 
 void MatmulRunner::run(const MatrixView& w, const float* x, int64_t n, float* y) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tests/kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quant_blocks.h"
@@ -17,17 +18,12 @@
 namespace sluice::kernels {
 namespace {
 
+using test_util::isas;
+using test_util::random_vec;
+
 struct Case {
   int64_t rows, cols, n;
 };
-
-std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 std::vector<uint8_t> encode(const std::vector<float>& w, int64_t rows, int64_t cols, DType t) {
   std::vector<uint8_t> out(size_t(rows * dtype_row_bytes(t, cols)));
@@ -44,13 +40,6 @@ std::vector<float> reference_f32(const std::vector<float>& w, const std::vector<
       y[size_t(t * c.rows + r)] = float(s);
     }
   return y;
-}
-
-std::vector<Isa> isas() {
-  std::vector<Isa> out = {Isa::kScalar};
-  if (int(detected_isa()) >= int(Isa::kAvx2)) out.push_back(Isa::kAvx2);
-  if (detected_isa() == Isa::kAvx512) out.push_back(Isa::kAvx512);
-  return out;
 }
 
 // Shapes cover: tails of 16-float vectors (172, 40 columns), odd block counts (288 = 9 blocks),

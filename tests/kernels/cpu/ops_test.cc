@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "tests/kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/elementwise.h"
@@ -13,13 +14,7 @@
 namespace sluice::kernels {
 namespace {
 
-std::vector<float> random_vec(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using test_util::random_vec;
 
 TEST(Elementwise, RmsNorm) {
   const auto x = random_vec(37, 1), w = random_vec(37, 2);

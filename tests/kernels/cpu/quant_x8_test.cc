@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tests/kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
@@ -21,13 +22,8 @@
 namespace sluice::kernels {
 namespace {
 
-std::vector<float> random_vec(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using test_util::isas;
+using test_util::random_vec;
 
 struct QuantMatrix {
   DType type;
@@ -54,13 +50,6 @@ struct Interleaved {
   WeightMemory memory;
   MatrixView packed;
 };
-
-std::vector<Isa> isas() {
-  std::vector<Isa> out = {Isa::kScalar};
-  if (int(detected_isa()) >= int(Isa::kAvx2)) out.push_back(Isa::kAvx2);
-  if (detected_isa() == Isa::kAvx512) out.push_back(Isa::kAvx512);
-  return out;
-}
 
 uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
 
