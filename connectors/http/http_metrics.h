@@ -7,6 +7,7 @@
 //   sluice_http_slow_client_closes_total{source}          over max_stream_buffer_bytes
 //   sluice_http_idle_closes_total{source}                 over idle_timeout
 //   sluice_http_client_disconnects_total{source}          client left before its answer was done
+//   sluice_http_handler_exceptions_total{source}          requests ended with 500 by the last-resort guard
 //   sluice_http_ingests_running{source}                   gauge: POST /v1/documents ingests in progress (0 or 1)
 //   sluice_http_ingest_seconds{source}                    histogram: duration of accepted ingests
 // `endpoint` is one of a fixed set (unknown paths count as "other"), so cardinality is bounded.
@@ -43,6 +44,7 @@ class HttpMetrics {
   Counter& slow_client_closes;
   Counter& idle_closes;
   Counter& client_disconnects;
+  Counter& handler_exceptions;
   Gauge& ingests_running;
   Histogram& ingest_seconds;
 

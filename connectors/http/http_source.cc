@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 #include "connectors/http/openai_request.h"
@@ -145,6 +146,34 @@ HttpResponse HttpSource::readiness() const {
 }
 
 void HttpSource::handle(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer) {
+  // Last resort: whatever escapes the handlers ends this request with a 500, counted and
+  // logged, and the loop goes on serving every other connection. The decoders return
+  // ApiError for bad input; reaching here is a bug in our code, never the client's.
+  try {
+    route(request, writer);
+  } catch (const std::exception& e) {
+    answer_internal_error(request, writer, e.what());
+  } catch (...) {
+    answer_internal_error(request, writer, "unknown exception");
+  }
+}
+
+void HttpSource::answer_internal_error(const HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer,
+                                       const char* what) {
+  metrics_->handler_exceptions.inc();
+  std::fprintf(stderr, "sluice: http source '%s': %s %s failed with an exception: %s\n", name_.c_str(),
+               request.method.c_str(), std::string(request.path()).c_str(), what);
+  Endpoint endpoint = endpoint_for_path(request.path());
+  if (writer->finished()) return;
+  if (writer->streaming()) {
+    writer->end_stream();  // the stream's head is out: ending it is the only answer left
+    return;
+  }
+  respond_error(endpoint, writer,
+                ApiError{500, "internal error while handling the request", "server_error", "", "internal_error"});
+}
+
+void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer) {
   Endpoint endpoint = endpoint_for_path(request.path());
   bool post = endpoint == Endpoint::kChatCompletions || endpoint == Endpoint::kCompletions ||
               endpoint == Endpoint::kRetrieve || endpoint == Endpoint::kDocuments;

@@ -78,7 +78,11 @@ class HttpSource {
   };
 
   void init(const HttpSourceConfig& config);
+  // handle() guards route(): an exception ends only its own request (500, counted, logged).
   void handle(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
+  void route(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
+  void answer_internal_error(const HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer,
+                             const char* what);
   void handle_completion(Endpoint endpoint, HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
   void handle_retrieve(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
   void handle_documents(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);

@@ -215,7 +215,9 @@ TEST(HttpDocuments, RetrieveBadBodiesAre400NamingTheField) {
   for (const Case& c : {Case{"{", "", "not valid JSON"}, Case{"{}", "query", "'query' is required"},
                         Case{R"({"query":7})", "query", "must be a string"},
                         Case{R"({"query":"  "})", "query", "must not be empty"},
-                        Case{R"({"query":"x","top":3})", "top", "unknown field 'top'"}}) {
+                        Case{R"({"query":"x","top":3})", "top", "unknown field 'top'"},
+                        // Once an abort of the whole server (nlohmann's out_of_range escaped).
+                        Case{R"({"query":"x","zz":1e400})", "zz", "number overflow parsing '1e400'"}}) {
     auto r = s.post("/v1/retrieve", c.body);
     EXPECT_EQ(r.status, 400) << c.body;
     json e = json::parse(r.body)["error"];
@@ -255,6 +257,8 @@ const std::string kGood = R"({"id":"new.md","text":"fresh text"})";
 const std::vector<BadBody> kBadBodies = {
         BadBody{"MalformedJson", R"({"documents":[)", "", "not valid JSON"},
         BadBody{"NotAnObject", "[1,2]", "", "must be a JSON object"},
+        BadBody{"NumberOverflow", R"({"documents":[{"id":"b.md","text":"t","rank":1e400}]})", "documents[0].rank",
+                "number overflow"},
         BadBody{"NothingToDo", "{}", "", "nothing to do"},
         BadBody{"DocumentsNotAnArray", R"({"documents":{"id":"a"}})", "documents", "must be an array"},
         BadBody{"DocumentNotAnObject", R"({"documents":["a.md"]})", "documents[0]", "must be an object"},
