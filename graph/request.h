@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "graph/clock.h"
+#include "graph/sampling_params.h"
 #include "graph/status.h"
 #include "graph/trace.h"
 
@@ -38,18 +39,6 @@ struct ChatMessage {
 
 // Decoding controls, as OpenAI's request fields map onto them. Unset fields keep the engine's
 // defaults; `max_tokens` < 0 means "until the model stops or the context is full".
-struct SamplingParams {
-  int max_tokens = -1;
-  float temperature = 1.0f;
-  float top_p = 1.0f;
-  int top_k = 0;
-  float min_p = 0.0f;
-  float repetition_penalty = 1.0f;
-  float presence_penalty = 0.0f;
-  float frequency_penalty = 0.0f;
-  std::optional<std::uint64_t> seed;
-  std::vector<std::string> stop;
-};
 
 // What the caller asked for, independent of the connector that received it.
 struct RequestInput {
@@ -59,6 +48,8 @@ struct RequestInput {
   std::vector<ChatMessage> messages;  // kChat
   std::string prompt;                 // kCompletion, kRetrieve (the query)
   SamplingParams sampling;
+  int max_tokens = -1;                // -1: not given (the generating node's limit applies)
+  std::vector<std::string> stop;      // stop strings, excluded from the answer
   bool stream = false;
   // The text retrieval and templates work on: the last user message, or the prompt.
   std::string query() const;

@@ -6,11 +6,11 @@
 #include <stdexcept>
 #include <string>
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 class ModelError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

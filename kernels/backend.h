@@ -4,7 +4,7 @@
 // - All pointers are device pointers of the backend that receives them (host memory for the
 //   CPU backend, device memory for a future CUDA backend); the backend never owns them.
 // - Matrices are row-major: `rows` output features, each row `cols` input features stored in
-//   `type`'s GGUF block layout (kernels/cpu/quant_blocks.h spells the blocks out once).
+//   `type`'s GGUF block layout (kernels/quant_blocks.h spells the blocks out once).
 // - Keys and values live in fixed-size blocks of `block_size` positions addressed through a
 //   block table (the paged layout the serving engine shares): position p of a sequence lives in
 //   block table[p / block_size], slot p % block_size.

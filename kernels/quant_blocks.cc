@@ -1,4 +1,4 @@
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/quant_blocks.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "bench/admission/load_generator.h"
+#include "apps/loadgen/load_generator.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace sluice::bench {
+namespace sluice::loadgen {
 
 namespace {
 
@@ -442,4 +442,4 @@ std::string to_json(const LoadResult& r) {
   return out + "]}";
 }
 
-}  // namespace sluice::bench
+}  // namespace sluice::loadgen

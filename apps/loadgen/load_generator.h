@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-namespace sluice::bench {
+namespace sluice::loadgen {
 
 struct ClassLoad {
   std::string name;  // X-Priority value
@@ -92,4 +92,4 @@ LoadResult run_closed_loop(const LoadOptions& options);
 // JSON text of one result (an object) for the bench's output file.
 std::string to_json(const LoadResult& r);
 
-}  // namespace sluice::bench
+}  // namespace sluice::loadgen

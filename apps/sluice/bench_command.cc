@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/loadgen/load_generator.h"
 #include "apps/sluice/commands.h"
-#include "bench/admission/load_generator.h"
 #include "graph/units.h"
 
 namespace sluice::cli {
@@ -133,7 +133,7 @@ void write_plot(const std::string& png, const std::string& title, const std::str
 }
 
 // Open loop: p99 and p50 end-to-end latency per class against offered load.
-void plot_open_loop(const std::string& png, const std::string& label, const std::vector<bench::LoadResult>& levels) {
+void plot_open_loop(const std::string& png, const std::string& label, const std::vector<loadgen::LoadResult>& levels) {
   std::vector<double> x;
   std::vector<Series> series;
   for (const auto& c : levels.front().classes) {
@@ -152,7 +152,7 @@ void plot_open_loop(const std::string& png, const std::string& label, const std:
 
 // Closed loop: TTFT and inter-token latency (p50, p99) and output tokens/s against concurrency,
 // all classes together (the first class's figures when there are several).
-void plot_closed_loop(const std::string& png, const std::string& label, const std::vector<bench::LoadResult>& levels) {
+void plot_closed_loop(const std::string& png, const std::string& label, const std::vector<loadgen::LoadResult>& levels) {
   std::vector<double> x;
   std::vector<Series> series = {{"TTFT p99", {}, false, false},
                                 {"TTFT p50", {}, true, false},
@@ -168,7 +168,7 @@ void plot_closed_loop(const std::string& png, const std::string& label, const st
   write_plot(png, label, "concurrent streams", "latency (s)", "output tokens/s", x, series);
 }
 
-void print_open_level(const std::string& label, const bench::LoadResult& l) {
+void print_open_level(const std::string& label, const loadgen::LoadResult& l) {
   std::printf("%s offered %.1f req/s\n", label.c_str(), l.offered_rate);
   std::printf("  class   sent     ok    429    504   err  thru/s  good/s  good%%   e2e p50/p95/p99 (s)        ttft p99  itl p99\n");
   for (const auto& c : l.classes) {
@@ -179,7 +179,7 @@ void print_open_level(const std::string& label, const bench::LoadResult& l) {
   }
 }
 
-void print_closed_level(const std::string& label, const bench::LoadResult& l) {
+void print_closed_level(const std::string& label, const loadgen::LoadResult& l) {
   std::printf("%s concurrency %d (%.1fs)\n", label.c_str(), l.concurrency, l.elapsed_seconds);
   std::printf("  class     ok   err   req/s  out tok/s  tok/req  prompt/req   ttft p50/p95/p99 (ms)       itl p50/p95/p99 (ms)      e2e p50/p99 (s)\n");
   for (const auto& c : l.classes) {
@@ -195,7 +195,7 @@ void print_closed_level(const std::string& label, const bench::LoadResult& l) {
 }  // namespace
 
 int bench(const Args& args) {
-  bench::LoadOptions o;
+  loadgen::LoadOptions o;
   std::vector<double> rates{10};
   std::vector<int> concurrency;  // non-empty: closed loop
   bool rates_given = false;
@@ -277,18 +277,18 @@ int bench(const Args& args) {
       if (!found) throw std::invalid_argument("--slo: class '" + name + "' is not in --mix");
     }
   }
-  std::vector<bench::LoadResult> levels;
+  std::vector<loadgen::LoadResult> levels;
   const std::size_t level_count = closed_loop ? concurrency.size() : rates.size();
   for (std::size_t i = 0; i < level_count; ++i) {
     if (closed_loop) {
       o.concurrency = concurrency[i];
       std::fprintf(stderr, "sluice bench: %s: %d concurrent streams for %gs ...\n", label.c_str(), o.concurrency, o.duration_seconds);
-      levels.push_back(bench::run_closed_loop(o));
+      levels.push_back(loadgen::run_closed_loop(o));
       print_closed_level(label, levels.back());
     } else {
       o.rate = rates[i];
       std::fprintf(stderr, "sluice bench: %s: %.1f req/s for %gs ...\n", label.c_str(), o.rate, o.duration_seconds);
-      levels.push_back(bench::run_open_loop(o));
+      levels.push_back(loadgen::run_open_loop(o));
       print_open_level(label, levels.back());
     }
     std::fflush(stdout);
@@ -296,7 +296,7 @@ int bench(const Args& args) {
   if (!json.empty()) {
     std::ofstream f(json);
     f << "{\"label\":\"" << label << "\",\"levels\":[";
-    for (std::size_t i = 0; i < levels.size(); ++i) f << (i ? "," : "") << bench::to_json(levels[i]);
+    for (std::size_t i = 0; i < levels.size(); ++i) f << (i ? "," : "") << loadgen::to_json(levels[i]);
     f << "]}\n";
   }
   if (!plot.empty()) {

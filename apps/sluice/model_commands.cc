@@ -6,10 +6,10 @@
 #include <string>
 
 #include "apps/sluice/commands.h"
-#include "nodes/generation/generator.h"
-#include "nodes/generation/llama_model.h"
-#include "nodes/generation/model_error.h"
-#include "nodes/generation/model_tools.h"
+#include "inference/llama/generator.h"
+#include "inference/llama/llama_model.h"
+#include "inference/llama/model_tools.h"
+#include "inference/model_error.h"
 
 namespace sluice::cli {
 namespace {
@@ -43,8 +43,8 @@ int quantize(const Args& args) {
     return 2;
   }
   try {
-    generation::quantize_model(args[0], args[1], generation::parse_weight_type(args[2]));
-  } catch (const generation::ModelError& e) {
+    inference::quantize_model(args[0], args[1], inference::parse_weight_type(args[2]));
+  } catch (const inference::ModelError& e) {
     std::fprintf(stderr, "sluice quantize: %s\n", e.what());
     return 2;
   }
@@ -62,8 +62,8 @@ int model(const Args& args) {
   Args rest(args.begin(), args.end() - 1);
   if (!parse_flags(rest, 1, {{"--preset", &preset}, {"--type", &type}, {"--seed", &seed}}, usage)) return 2;
   try {
-    generation::synth_model(generation::synth_preset(preset), generation::parse_weight_type(type), out, std::stoull(seed));
-  } catch (const generation::ModelError& e) {
+    inference::synth_model(inference::synth_preset(preset), inference::parse_weight_type(type), out, std::stoull(seed));
+  } catch (const inference::ModelError& e) {
     std::fprintf(stderr, "sluice model synth: %s\n", e.what());
     return 2;
   }
@@ -74,12 +74,13 @@ int model(const Args& args) {
 int generate(const Args& args) {
   const char* usage =
       "sluice generate --model M.gguf [--prompt TEXT] [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] "
-      "[--seed S] [--threads N]";
-  std::string model_path, prompt, max_tokens = "256", temperature = "0", top_k = "40", top_p = "0.95", seed = "0",
-                                  threads = "1";
+      "[--min-p P] [--seed S] [--threads N]";
+  // The command line's own defaults: greedy unless asked, llama.cpp's filters when sampling.
+  std::string model_path, prompt, max_tokens = "256", temperature = "0", top_k = "40", top_p = "0.95",
+                                  min_p = "0.05", seed = "0", threads = "1";
   if (!parse_flags(args, 0,
                    {{"--model", &model_path}, {"--prompt", &prompt}, {"--max-tokens", &max_tokens},
-                    {"--temperature", &temperature}, {"--top-k", &top_k}, {"--top-p", &top_p}, {"--seed", &seed},
+                    {"--temperature", &temperature}, {"--top-k", &top_k}, {"--top-p", &top_p}, {"--min-p", &min_p}, {"--seed", &seed},
                     {"--threads", &threads}},
                    usage)) {
     return 2;
@@ -89,26 +90,28 @@ int generate(const Args& args) {
     return 2;
   }
   try {
-    auto model = generation::LlamaModel::load(model_path);
-    generation::GeneratorOptions options;
+    auto model = inference::LlamaModel::load(model_path);
+    inference::GeneratorOptions options;
     options.threads = std::stoi(threads);
-    generation::Generator generator(*model, options);
-    generation::GenerationRequest request;
+    inference::Generator generator(*model, options);
+    inference::GenerationRequest request;
     request.prompt = prompt;
     request.max_tokens = std::stoi(max_tokens);
     request.sampling.temperature = std::stof(temperature);
     request.sampling.top_k = std::stoi(top_k);
     request.sampling.top_p = std::stof(top_p);
+    request.sampling.min_p = std::stof(min_p);
     request.sampling.seed = std::stoull(seed);
-    auto result = generator.generate(request, [](std::string_view piece) {
+    request.on_text = [](std::string_view piece) {
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);
-    });
+    };
+    auto result = generator.generate(request);
+    const double decode_seconds = result.total_seconds - result.ttft_seconds;
     std::fprintf(stderr, "\n[%d prompt tokens, %d generated, finish %s; prompt %.1f ms, %.1f tokens/s]\n",
-                 result.prompt_tokens, result.completion_tokens, generation::finish_reason_name(result.finish),
-                 result.prompt_seconds * 1e3,
-                 result.decode_seconds > 0 ? result.completion_tokens / result.decode_seconds : 0.0);
-  } catch (const generation::ModelError& e) {
+                 result.prompt_tokens, result.completion_tokens, inference::finish_reason_name(result.finish),
+                 result.ttft_seconds * 1e3, decode_seconds > 0 ? result.completion_tokens / decode_seconds : 0.0);
+  } catch (const inference::ModelError& e) {
     std::fprintf(stderr, "sluice generate: %s\n", e.what());
     return 2;
   }

@@ -33,13 +33,13 @@
 #include <utility>
 #include <vector>
 
-#include "nodes/generation/engine/engine_scheduler.h"
-#include "nodes/generation/engine/serving_engine.h"
-#include "nodes/generation/generator.h"
-#include "nodes/generation/llama_model.h"
-#include "nodes/generation/model_tools.h"
+#include "inference/engine/engine_scheduler.h"
+#include "inference/engine/serving_engine.h"
+#include "inference/llama/generator.h"
+#include "inference/llama/llama_model.h"
+#include "inference/llama/model_tools.h"
 
-using namespace sluice::generation;
+using namespace sluice::inference;
 using Steady = std::chrono::steady_clock;
 
 namespace {
@@ -88,8 +88,8 @@ struct Stream {
   int events = 0;
 };
 
-EngineRequest bench_request(std::vector<int32_t> tokens, int gen, Stream* s, Latch* latch) {
-  EngineRequest r;
+GenerationRequest bench_request(std::vector<int32_t> tokens, int gen, Stream* s, Latch* latch) {
+  GenerationRequest r;
   r.prompt_tokens = std::move(tokens);
   r.max_tokens = gen;
   r.ignore_eos = true;
@@ -101,7 +101,7 @@ EngineRequest bench_request(std::vector<int32_t> tokens, int gen, Stream* s, Lat
     s->times.push_back(now);
     s->last = now;
   };
-  r.on_finish = [latch](const EngineResult&) { latch->done(); };
+  r.on_finish = [latch](const GenerationResult&) { latch->done(); };
   return r;
 }
 

@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "inference/llama/generator.h"
+#include "inference/llama/llama_model.h"
+#include "inference/llama/model_tools.h"
 #include "kernels/cpu/cpu_features.h"
-#include "nodes/generation/generator.h"
-#include "nodes/generation/llama_model.h"
-#include "nodes/generation/model_tools.h"
 
-using namespace sluice::generation;
+using namespace sluice::inference;
 
 namespace {
 

@@ -16,9 +16,9 @@
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
-#include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/quant_x8.h"
 #include "kernels/cpu/weight_memory.h"
+#include "kernels/quant_blocks.h"
 
 using namespace sluice::kernels;
 using Clock = std::chrono::steady_clock;

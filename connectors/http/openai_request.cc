@@ -145,8 +145,8 @@ std::optional<ApiError> parse_openai_request(std::string_view body, RequestInput
 
   SamplingParams& s = in.sampling;
   constexpr double kMaxTokens = 1 << 24;
-  if (auto e = read_number(doc, "max_tokens", 1, kMaxTokens, &s.max_tokens)) return e;
-  if (auto e = read_number(doc, "max_completion_tokens", 1, kMaxTokens, &s.max_tokens)) return e;
+  if (auto e = read_number(doc, "max_tokens", 1, kMaxTokens, &in.max_tokens)) return e;
+  if (auto e = read_number(doc, "max_completion_tokens", 1, kMaxTokens, &in.max_tokens)) return e;
   if (auto e = read_number(doc, "temperature", 0, 2, &s.temperature)) return e;
   if (auto e = read_number(doc, "top_p", 0, 1, &s.top_p)) return e;
   if (auto e = read_number(doc, "top_k", -1, 1 << 20, &s.top_k)) return e;
@@ -159,7 +159,7 @@ std::optional<ApiError> parse_openai_request(std::string_view body, RequestInput
     if (!it->is_number_integer()) return wrong_type("seed", "an integer", *it);
     s.seed = it->is_number_unsigned() ? it->get<std::uint64_t>() : static_cast<std::uint64_t>(it->get<std::int64_t>());
   }
-  if (auto e = read_stop(doc, &s.stop)) return e;
+  if (auto e = read_stop(doc, &in.stop)) return e;
   int n = 1;
   if (auto e = read_number(doc, "n", 1, 1 << 10, &n)) return e;
   if (n != 1) return invalid_value("n", "'n' must be 1: one choice per request is supported");

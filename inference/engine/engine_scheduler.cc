@@ -1,11 +1,12 @@
-#include "nodes/generation/engine/engine_scheduler.h"
+#include "inference/engine/engine_scheduler.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "nodes/generation/model_error.h"
+#include "inference/model_error.h"
+#include "kernels/backend_factory.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -38,26 +39,26 @@ int pool_blocks(const LlamaModel& m, const EngineOptions& o, int context) {
   return int(std::min<size_t>(blocks, size_t(1) << 30));
 }
 
+Status invalid(std::string message) { return Status::Error(StatusCode::kInvalidArgument, std::move(message)); }
+
 }  // namespace
 
-const char* engine_finish_name(EngineFinish f) {
-  switch (f) {
-    case EngineFinish::kStop: return "stop";
-    case EngineFinish::kLength: return "length";
-    case EngineFinish::kCancelled: return "cancelled";
-    case EngineFinish::kShutdown: return "shutdown";
-  }
-  return "?";
-}
-
-EngineScheduler::Sequence::Sequence(EngineRequest r, const std::vector<std::string>& stop)
+EngineScheduler::Sequence::Sequence(GenerationRequest r, const std::vector<std::string>& stop)
     : request(std::move(r)), sampler(request.sampling), stream(stop, request.on_text) {}
 
 EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& options)
+    : EngineScheduler(model, options, nullptr, kernels::make_backend({options.backend, std::max(1, options.threads)})) {}
+
+EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& options, kernels::KernelBackend& backend)
+    : EngineScheduler(model, options, &backend, nullptr) {}
+
+EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& options, kernels::KernelBackend* borrowed,
+                                 std::unique_ptr<kernels::KernelBackend> owned)
     : model_(model),
       options_(options),
       context_(resolve_context(model, options)),
-      backend_(std::max(1, options.threads)),
+      owned_backend_(std::move(owned)),
+      backend_(borrowed ? *borrowed : *owned_backend_),
       pool_(model.config().n_layers, model.config().n_kv_heads * model.config().head_dim,
             std::max(1, options.block_size), pool_blocks(model, options, context_), options.kv_type),
       blocks_(pool_),
@@ -78,37 +79,38 @@ void EngineScheduler::set_chain_hash(KvBlockManager::ChainHash hash) { blocks_.s
 
 int EngineScheduler::cap_of(int cls) const { return options_.class_caps[size_t(cls)]; }
 
-std::string EngineScheduler::prepare(const EngineRequest& request, std::vector<int32_t>* tokens) const {
+Status EngineScheduler::prepare(const GenerationRequest& request, std::vector<int32_t>* tokens) const {
   const Tokenizer& tok = model_.tokenizer();
   if (!request.prompt_tokens.empty()) {
     *tokens = request.prompt_tokens;
     for (int32_t t : *tokens)
       if (t < 0 || t >= model_.config().vocab_size)
-        return "prompt token id " + std::to_string(t) + " is outside the vocabulary of " +
-               std::to_string(model_.config().vocab_size);
+        return invalid("prompt token id " + std::to_string(t) + " is outside the vocabulary of " +
+                       std::to_string(model_.config().vocab_size));
   } else {
     *tokens = tok.encode_prompt(request.prompt, request.add_bos);
   }
   if (tokens->empty()) tokens->push_back(tok.bos());  // nothing to condition on: start a document
   if (int64_t(tokens->size()) > context_)
-    return "prompt has " + std::to_string(tokens->size()) + " tokens; the context holds " + std::to_string(context_) +
-           " positions";
+    return invalid("prompt has " + std::to_string(tokens->size()) + " tokens; the context holds " +
+                   std::to_string(context_) + " positions");
   // The most one sequence can hold must fit the pool, or it could never run even alone.
   const int64_t most = std::min<int64_t>(context_, int64_t(tokens->size()) + std::max(0, request.max_tokens));
   if (blocks_for(most, pool_.block_size()) > pool_.num_blocks())
-    return "the KV budget (" + std::to_string(pool_.num_blocks()) + " blocks of " + std::to_string(pool_.block_size()) +
-           " positions) cannot hold this request's " + std::to_string(most) + " positions";
-  return {};
+    return invalid("the KV budget (" + std::to_string(pool_.num_blocks()) + " blocks of " +
+                   std::to_string(pool_.block_size()) + " positions) cannot hold this request's " + std::to_string(most) +
+                   " positions");
+  return Status::Ok();
 }
 
-std::string EngineScheduler::add(EngineRequest request, SteadyTime submitted) {
+Status EngineScheduler::add(GenerationRequest request, SteadyTime submitted) {
   std::vector<int32_t> tokens;
-  std::string error = prepare(request, &tokens);
-  if (error.empty()) enqueue(std::move(request), std::move(tokens), submitted);
-  return error;
+  Status status = prepare(request, &tokens);
+  if (status.ok()) enqueue(std::move(request), std::move(tokens), submitted);
+  return status;
 }
 
-void EngineScheduler::enqueue(EngineRequest request, std::vector<int32_t> tokens, SteadyTime submitted) {
+void EngineScheduler::enqueue(GenerationRequest request, std::vector<int32_t> tokens, SteadyTime submitted) {
   const std::vector<std::string> stop = request.stop;
   auto seq = std::make_unique<Sequence>(std::move(request), stop);
   seq->cls = std::clamp(seq->request.priority, 0, classes() - 1);
@@ -159,9 +161,9 @@ StepReport EngineScheduler::step() {
 void EngineScheduler::drop_cancelled() {
   auto stop = [](const SeqPtr& s) { return s->request.should_stop && s->request.should_stop(); };
   for (auto& s : running_)
-    if (stop(s)) finish(*s, EngineFinish::kCancelled);
+    if (stop(s)) finish(*s, FinishReason::kCancelled);
   for (auto& s : waiting_)
-    if (stop(s)) finish(*s, EngineFinish::kCancelled);
+    if (stop(s)) finish(*s, FinishReason::kCancelled);
   retire_finished();
 }
 
@@ -345,7 +347,7 @@ bool EngineScheduler::sample_next(Sequence& s, float* logits) {
   // The sampler may modify logits (penalties): they are this step's scratch.
   const int32_t next = s.sampler.sample(std::span<float>(logits, vocab), s.tokens);
   if (tok.is_end_of_generation(next) && !s.request.ignore_eos) {
-    finish(s, EngineFinish::kStop);
+    finish(s, FinishReason::kStop);
     return true;
   }
   ++s.result.completion_tokens;
@@ -357,18 +359,18 @@ bool EngineScheduler::sample_next(Sequence& s, float* logits) {
   if (on_token_timing) on_token_timing(first, seconds_between(s.last_token, now));
   s.last_token = now;
   if (s.stream.push(tok.piece(prev, next))) {
-    finish(s, EngineFinish::kStop);
+    finish(s, FinishReason::kStop);
     return true;
   }
   // Same order of checks as Generator: no position left, then the token limit.
   if (int64_t(s.tokens.size()) > context_ || s.result.completion_tokens >= s.request.max_tokens) {
-    finish(s, EngineFinish::kLength);
+    finish(s, FinishReason::kLength);
     return true;
   }
   return false;
 }
 
-void EngineScheduler::finish(Sequence& s, EngineFinish how) {
+void EngineScheduler::finish(Sequence& s, FinishReason how) {
   if (s.computed < 0) return;  // already finished
   s.result.finish = how;
   blocks_.release_all(s.table);
@@ -391,9 +393,9 @@ void EngineScheduler::retire_finished() {
 }
 
 void EngineScheduler::abort_all() {
-  for (auto& s : running_) finish(*s, EngineFinish::kShutdown);
-  for (auto& s : waiting_) finish(*s, EngineFinish::kShutdown);
+  for (auto& s : running_) finish(*s, FinishReason::kShutdown);
+  for (auto& s : waiting_) finish(*s, FinishReason::kShutdown);
   retire_finished();
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

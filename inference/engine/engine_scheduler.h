@@ -31,15 +31,17 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/cpu/cpu_backend.h"
-#include "nodes/generation/engine/engine_types.h"
-#include "nodes/generation/engine/kv_block_manager.h"
-#include "nodes/generation/kv_cache.h"
-#include "nodes/generation/llama_forward.h"
-#include "nodes/generation/llama_model.h"
-#include "nodes/generation/text_stream.h"
+#include "graph/status.h"
+#include "inference/engine/engine_types.h"
+#include "inference/engine/kv_block_manager.h"
+#include "inference/llama/kv_cache.h"
+#include "inference/llama/llama_forward.h"
+#include "inference/llama/llama_model.h"
+#include "inference/llama/sampler.h"
+#include "inference/tokenize/text_stream.h"
+#include "kernels/backend.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 struct StepReport {
   int sequences = 0;       // segments run
@@ -57,19 +59,23 @@ class EngineScheduler {
 
   // Throws ModelError / std::invalid_argument on impossible options (e.g. a KV budget below one
   // sequence's worth of blocks).
+  // Runs on a backend of options.backend made for it (kernels/backend_factory.h), or on
+  // `backend` (borrowed; it must outlive the scheduler and be used by nothing else meanwhile).
   EngineScheduler(const LlamaModel& model, const EngineOptions& options);
+  EngineScheduler(const LlamaModel& model, const EngineOptions& options, kernels::KernelBackend& backend);
 
-  // Tokenizes a request and checks it can ever run. Returns an empty string when it can, else
-  // why not (prompt longer than the context, KV budget too small for it). Thread-safe.
-  std::string prepare(const EngineRequest& request, std::vector<int32_t>* tokens) const;
+  // Tokenizes a request and checks it can ever run: ok, or kInvalidArgument saying why not
+  // (a token outside the vocabulary, a prompt longer than the context, a KV budget too small
+  // for it). Thread-safe.
+  Status prepare(const GenerationRequest& request, std::vector<int32_t>* tokens) const;
   // Queues a prepared request for admission.
-  void enqueue(EngineRequest request, std::vector<int32_t> tokens, SteadyTime submitted);
+  void enqueue(GenerationRequest request, std::vector<int32_t> tokens, SteadyTime submitted);
   // prepare() then enqueue(); returns prepare()'s verdict.
-  std::string add(EngineRequest request, SteadyTime submitted);
+  Status add(GenerationRequest request, SteadyTime submitted);
 
   StepReport step();
   bool idle() const { return waiting_.empty() && running_.empty(); }
-  // Finishes every sequence (EngineFinish::kShutdown), freeing its blocks.
+  // Finishes every sequence (FinishReason::kShutdown), freeing its blocks.
   void abort_all();
 
   size_t waiting() const { return waiting_.size(); }
@@ -91,7 +97,7 @@ class EngineScheduler {
 
  private:
   struct Sequence {
-    EngineRequest request;
+    GenerationRequest request;
     uint64_t order = 0;  // arrival; preempted sequences keep theirs
     int cls = 0;
     uint64_t scope = 0;
@@ -101,10 +107,10 @@ class EngineScheduler {
     std::vector<int32_t> table;
     Sampler sampler;
     TextStream stream;
-    EngineResult result;
+    GenerationResult result;
     SteadyTime submitted, last_token;
     bool admitted_once = false;
-    Sequence(EngineRequest r, const std::vector<std::string>& stop);
+    Sequence(GenerationRequest r, const std::vector<std::string>& stop);
   };
   using SeqPtr = std::unique_ptr<Sequence>;
   struct Planned {
@@ -113,6 +119,8 @@ class EngineScheduler {
     bool logits;
   };
 
+  EngineScheduler(const LlamaModel& model, const EngineOptions& options, kernels::KernelBackend* borrowed,
+                  std::unique_ptr<kernels::KernelBackend> owned);
   static bool more_urgent(const Sequence& a, const Sequence& b) {
     return a.cls != b.cls ? a.cls < b.cls : a.order < b.order;
   }
@@ -130,13 +138,14 @@ class EngineScheduler {
   void after_forward(const std::vector<Planned>& planned, StepReport& report);
   bool sample_next(Sequence& seq, float* logits);  // true when the sequence finished
   void publish_full_blocks(Sequence& seq, int64_t old_computed);
-  void finish(Sequence& seq, EngineFinish how);
+  void finish(Sequence& seq, FinishReason how);
   void retire_finished();
 
   const LlamaModel& model_;
   EngineOptions options_;
   int context_;
-  kernels::CpuBackend backend_;
+  std::unique_ptr<kernels::KernelBackend> owned_backend_;  // null when borrowed
+  kernels::KernelBackend& backend_;
   KvBlockPool pool_;
   KvBlockManager blocks_;
   LlamaForward forward_;
@@ -153,4 +162,4 @@ class EngineScheduler {
   std::vector<ForwardSegment> segments_;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -1,5 +1,6 @@
-// The serving engine's public vocabulary: its options, a request to it, what it reports back,
-// and its load. See serving_engine.h for the engine and docs/generation.md for the knobs.
+// The serving engine's options and its load. A request to it and its result are the
+// generation vocabulary every generator shares (inference/generation.h). See serving_engine.h
+// for the engine and docs/generation.md for the knobs.
 #pragma once
 
 #include <cstddef>
@@ -9,13 +10,13 @@
 #include <string_view>
 #include <vector>
 
-#include "nodes/generation/generator.h"
-#include "nodes/generation/prompt_text.h"
-#include "nodes/generation/sampler.h"
+#include "inference/generation.h"
+#include "kernels/backend_factory.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 struct EngineOptions {
+  kernels::BackendKind backend = kernels::BackendKind::kCpu;  // which kernels run the model
   int threads = 1;                 // kernel threads (one oneTBB arena)
   int context = 0;                 // positions per sequence; 0 = the model's context_length
   int block_size = 16;             // positions per KV block
@@ -43,44 +44,6 @@ struct EngineOptions {
   std::string model_id;            // scopes the prefix cache (with the tenant); default: the path
 };
 
-enum class EngineFinish { kStop, kLength, kCancelled, kShutdown };
-const char* engine_finish_name(EngineFinish f);  // "stop", "length", "cancelled", "shutdown"
-
-struct EngineResult {
-  std::string text;
-  int prompt_tokens = 0;      // including BOS
-  int completion_tokens = 0;  // sampled tokens (an end-of-generation token is not counted)
-  int reused_tokens = 0;      // prompt positions served from the prefix cache (last admission)
-  int preemptions = 0;        // times this sequence was preempted and later resumed
-  EngineFinish finish = EngineFinish::kStop;
-  double queue_seconds = 0;   // submit -> first admitted
-  double ttft_seconds = 0;    // submit -> first token (0 when none)
-  double total_seconds = 0;   // submit -> finish
-};
-
-struct EngineRequest {
-  // Encoded with Tokenizer::encode_prompt: a chat template's markers may become control tokens,
-  // literal text never does. A std::string converts to all-literal text.
-  PromptText prompt;
-  bool add_bos = true;
-  // Token ids to use instead of encoding `prompt` (benchmarks, token-array prompts).
-  std::vector<int32_t> prompt_tokens;
-  // Keep generating through end-of-generation tokens (benchmarks measure fixed lengths, as
-  // llama-batched-bench does); the answer then ends at max_tokens or the context.
-  bool ignore_eos = false;
-  SamplingParams sampling;
-  int max_tokens = 256;
-  std::vector<std::string> stop;
-  int priority = 0;          // class index, 0 most urgent
-  std::string tenant;        // scopes prefix reuse: tenants never share KV
-  // Polled before every step: true cancels the sequence (its blocks are freed at once).
-  std::function<bool()> should_stop;
-  // Called on the engine thread: text as it is decoded (never a split UTF-8 character), then
-  // exactly once the result.
-  std::function<void(std::string_view)> on_text;
-  std::function<void(const EngineResult&)> on_finish;
-};
-
 struct EngineLoad {
   double busy_fraction = 0;  // share of recent wall time spent in forward passes
   size_t waiting = 0;        // sequences queued for admission
@@ -89,4 +52,4 @@ struct EngineLoad {
   int total_kv_blocks = 0;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

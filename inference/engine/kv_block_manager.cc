@@ -1,10 +1,10 @@
-#include "nodes/generation/engine/kv_block_manager.h"
+#include "inference/engine/kv_block_manager.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 uint64_t mix(uint64_t x) {  // splitmix64 finaliser
@@ -211,4 +211,4 @@ KvBlockStats KvBlockManager::stats() const {
   return s;
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -27,9 +27,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "nodes/generation/kv_cache.h"
+#include "inference/llama/kv_cache.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 struct KvBlockStats {
   int total = 0;        // blocks in the pool
@@ -114,4 +114,4 @@ class KvBlockManager {
   KvBlockStats counters_;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -1,8 +1,8 @@
-#include "nodes/generation/engine/serving_engine.h"
+#include "inference/engine/serving_engine.h"
 
 #include <cmath>
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 using SteadyClock = std::chrono::steady_clock;
 
@@ -18,7 +18,7 @@ struct ServingEngine::Metrics {
 ServingEngine::ServingEngine(const LlamaModel& model, const EngineOptions& options, MetricsRegistry* metrics,
                              std::vector<std::string> class_names)
     : options_(options) {
-  scheduler_ = std::make_unique<EngineScheduler>(model, options_);
+  scheduler_ = std::make_unique<EngineScheduler>(model, options_);  // on a backend of options.backend
   options_ = scheduler_->options();
   context_ = scheduler_->context();
   kv_ = scheduler_->kv_stats();
@@ -73,28 +73,29 @@ void ServingEngine::register_metrics(MetricsRegistry& r, const std::vector<std::
   };
 }
 
-SubmitOutcome ServingEngine::submit(EngineRequest request) {
+Status ServingEngine::submit(GenerationRequest request) {
   std::vector<int32_t> tokens;
-  std::string error = scheduler_->prepare(request, &tokens);  // thread-safe, off the engine thread
-  if (!error.empty()) return {SubmitError::kInvalid, std::move(error)};
+  Status prepared = scheduler_->prepare(request, &tokens);  // thread-safe, off the engine thread
+  if (!prepared.ok()) return prepared;
   {
-    std::lock_guard lock(mu_);
-    if (stopping_) return {SubmitError::kShutdown, "the engine is shutting down"};
+    MutexLock lock(mu_);
+    if (stopping_) return Status::Error(StatusCode::kUnavailable, "the engine is shutting down", AbortCause::kShutdown);
     if (inbox_.size() + load_.waiting >= options_.max_waiting)
-      return {SubmitError::kOverloaded, "the engine's waiting queue is full (" + std::to_string(options_.max_waiting) +
-                                            " sequences)"};
+      return Status::Error(StatusCode::kOverloaded,
+                           "the engine's waiting queue is full (" + std::to_string(options_.max_waiting) + " sequences)",
+                           AbortCause::kShed);
     inbox_.push_back(Submitted{std::move(request), std::move(tokens), SteadyClock::now()});
   }
   wake_.notify_one();
-  return {};
+  return Status::Ok();
 }
 
 void ServingEngine::run() {
   auto last = SteadyClock::now();
   while (true) {
     {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [&] { return stopping_ || !inbox_.empty() || !scheduler_->idle(); });
+      MutexLock lock(mu_);
+      while (!stopping_ && inbox_.empty() && scheduler_->idle()) wake_.wait(lock);
       if (stopping_) break;
       while (!inbox_.empty()) {
         Submitted s = std::move(inbox_.front());
@@ -108,7 +109,7 @@ void ServingEngine::run() {
     last = now;
   }
   scheduler_->abort_all();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   load_.waiting = load_.running = 0;
 }
 
@@ -117,7 +118,7 @@ void ServingEngine::publish_metrics(const StepReport& report, double wall) {
   busy_ewma_ = alpha * (wall > 0 ? std::min(1.0, report.forward_seconds / wall) : 0.0) + (1 - alpha) * busy_ewma_;
   const KvBlockStats kv = scheduler_->kv_stats();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     load_.busy_fraction = busy_ewma_;
     load_.waiting = scheduler_->waiting();
     load_.running = scheduler_->running();
@@ -154,14 +155,14 @@ void ServingEngine::publish_metrics(const StepReport& report, double wall) {
 
 void ServingEngine::stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ && !thread_.joinable()) return;
     stopping_ = true;
     // Queued submissions never reached the scheduler: finish them here, as shutdown.
     for (auto& s : inbox_) {
       if (s.request.on_finish) {
-        EngineResult r;
-        r.finish = EngineFinish::kShutdown;
+        GenerationResult r;
+        r.finish = FinishReason::kShutdown;
         s.request.on_finish(r);
       }
     }
@@ -172,20 +173,20 @@ void ServingEngine::stop() {
 }
 
 EngineLoad ServingEngine::load() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   EngineLoad l = load_;
   l.waiting += inbox_.size();
   return l;
 }
 
 KvBlockStats ServingEngine::kv_stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return kv_;
 }
 
 std::vector<uint64_t> ServingEngine::preemptions() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return preemptions_;
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -20,26 +20,18 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "graph/metrics.h"
-#include "nodes/generation/engine/engine_scheduler.h"
+#include "graph/mutex.h"
+#include "graph/status.h"
+#include "inference/engine/engine_scheduler.h"
 
-namespace sluice::generation {
-
-enum class SubmitError { kNone, kOverloaded, kInvalid, kShutdown };
-
-struct SubmitOutcome {
-  SubmitError error = SubmitError::kNone;
-  std::string message;
-  bool ok() const { return error == SubmitError::kNone; }
-};
+namespace sluice::inference {
 
 class ServingEngine {
  public:
@@ -48,8 +40,11 @@ class ServingEngine {
                 std::vector<std::string> class_names = {});
   ~ServingEngine();  // stop()
 
-  SubmitOutcome submit(EngineRequest request);
-  // Finishes everything still queued or running with EngineFinish::kShutdown and joins the
+  // Queues a request: ok, kInvalidArgument (it can never run: EngineScheduler::prepare),
+  // kOverloaded (max_waiting sequences already wait) or kUnavailable (stopping). On ok,
+  // request.on_finish is called exactly once later; otherwise never.
+  Status submit(GenerationRequest request);
+  // Finishes everything still queued or running with FinishReason::kShutdown and joins the
   // thread. Idempotent.
   void stop();
 
@@ -69,25 +64,25 @@ class ServingEngine {
 
   EngineOptions options_;
   int context_ = 0;
-  mutable std::mutex mu_;  // guards inbox_, stopping_ and the snapshots below
-  std::condition_variable wake_;
+  mutable Mutex mu_;  // guards inbox_, stopping_ and the snapshots below
+  CondVar wake_;
   struct Submitted {
-    EngineRequest request;
+    GenerationRequest request;
     std::vector<int32_t> tokens;
     std::chrono::steady_clock::time_point at;
   };
-  std::deque<Submitted> inbox_;
-  bool stopping_ = false;
+  std::deque<Submitted> inbox_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::unique_ptr<EngineScheduler> scheduler_;  // engine thread only (after construction)
   // Snapshots published by the engine thread after every step.
-  EngineLoad load_;
-  KvBlockStats kv_;
-  std::vector<uint64_t> preemptions_;
-  double busy_ewma_ = 0;
+  EngineLoad load_ GUARDED_BY(mu_);
+  KvBlockStats kv_ GUARDED_BY(mu_);
+  std::vector<uint64_t> preemptions_ GUARDED_BY(mu_);
+  double busy_ewma_ = 0;  // engine thread only
 
   struct Metrics;
   std::unique_ptr<Metrics> metrics_;
   std::thread thread_;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

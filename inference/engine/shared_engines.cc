@@ -1,13 +1,13 @@
-#include "nodes/generation/engine/shared_engines.h"
+#include "inference/engine/shared_engines.h"
 
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
 
-#include "nodes/generation/model_error.h"
+#include "inference/model_error.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 struct Loaded {
@@ -18,7 +18,7 @@ struct Loaded {
 
 std::string key_of(const std::string& path, const EngineOptions& o, const MetricsRegistry* metrics) {
   std::ostringstream k;
-  k << path << '|' << o.threads << '|' << o.context << '|' << o.block_size << '|' << uint32_t(o.kv_type) << '|'
+  k << path << '|' << kernels::backend_kind_name(o.backend) << '|' << o.threads << '|' << o.context << '|' << o.block_size << '|' << uint32_t(o.kv_type) << '|'
     << o.kv_budget_bytes << '|'
     << o.max_running << '|' << o.step_tokens << '|' << o.interleaved_prefill << '|' << o.prefix_cache << '|'
     << o.max_waiting << '|' << o.prefill_itl_slack << '|' << o.min_prefill_chunk << '|' << o.model_id << '|'
@@ -39,7 +39,7 @@ std::shared_ptr<ServingEngine> shared_serving_engine(const std::string& model_pa
   if (auto live = engines[key].lock()) return std::shared_ptr<ServingEngine>(live, live->engine.get());
   auto loaded = std::make_shared<Loaded>();
   try {
-    loaded->model = LlamaModel::load(model_path);
+    loaded->model = LlamaModel::load(model_path, options.backend);
     EngineOptions o = options;
     if (o.model_id.empty()) o.model_id = model_path;
     loaded->engine = std::make_unique<ServingEngine>(*loaded->model, o, metrics, class_names);
@@ -52,4 +52,4 @@ std::shared_ptr<ServingEngine> shared_serving_engine(const std::string& model_pa
   return std::shared_ptr<ServingEngine>(loaded, loaded->engine.get());
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -1,7 +1,7 @@
 // shared_serving_engine(): one ServingEngine (and one mapped model) per model file and engine
-// options per metrics registry, so every node of a pipeline that generates with the same model
-// (`generate`, the `answer` node's generated mode) shares one running batch and one KV cache,
-// and with it the prefix cache. The engine lives while any node holds it.
+// options per metrics registry, so every `generate` node of a pipeline that names the same
+// model and settings shares one running batch and one KV cache, and with it the prefix cache.
+// The model is loaded for options.backend. The engine lives while any node holds it.
 // Thread-safe.
 #pragma once
 
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "graph/metrics.h"
-#include "nodes/generation/engine/serving_engine.h"
+#include "inference/engine/serving_engine.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 // Throws std::invalid_argument with the loader's message when the model cannot be loaded, or
 // the options cannot serve it (e.g. a KV budget below one sequence).
@@ -20,4 +20,4 @@ std::shared_ptr<ServingEngine> shared_serving_engine(const std::string& model_pa
                                                      MetricsRegistry* metrics,
                                                      const std::vector<std::string>& class_names);
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -1,4 +1,4 @@
-#include "nodes/generation/gguf_file.h"
+#include "inference/gguf/gguf_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -9,9 +9,9 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/quant_blocks.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 // Hard bounds on what a model file may declare, far above any real model, so a hostile count
@@ -344,4 +344,4 @@ const GgufValue& GgufFile::get_array(std::string_view key, GgufType elem_type) c
   return *v;
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

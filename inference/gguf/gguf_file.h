@@ -18,10 +18,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "inference/model_error.h"
 #include "kernels/backend.h"
-#include "nodes/generation/model_error.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 enum class GgufType : uint32_t {
   kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
@@ -102,4 +102,4 @@ class GgufFile {
   std::unordered_map<std::string_view, size_t> tensor_index_;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -1,11 +1,11 @@
-#include "nodes/generation/gguf_writer.h"
+#include "inference/gguf/gguf_writer.h"
 
 #include <cstdio>
 #include <cstring>
 
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/quant_blocks.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 constexpr uint64_t kAlignment = 32;
@@ -147,4 +147,4 @@ void GgufWriter::write(const std::string& path) const {
   if (!ok) throw ModelError(path + ": file: write failed (disk full?)");
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

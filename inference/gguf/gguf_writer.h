@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "inference/gguf/gguf_file.h"
 #include "kernels/backend.h"
-#include "nodes/generation/gguf_file.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 class GgufWriter {
  public:
@@ -53,4 +53,4 @@ class GgufWriter {
   std::vector<Tensor> tensors_;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

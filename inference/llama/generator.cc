@@ -1,11 +1,11 @@
-#include "nodes/generation/generator.h"
+#include "inference/llama/generator.h"
 
 #include <chrono>
 
-#include "nodes/generation/model_error.h"
-#include "nodes/generation/text_stream.h"
+#include "inference/model_error.h"
+#include "inference/tokenize/text_stream.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 int resolve_context(const LlamaModel& m, const GeneratorOptions& o) {
@@ -20,19 +20,18 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-const char* finish_reason_name(FinishReason r) {
-  switch (r) {
-    case FinishReason::kStop: return "stop";
-    case FinishReason::kLength: return "length";
-    case FinishReason::kCancelled: return "cancelled";
-  }
-  return "?";
-}
-
 Generator::Generator(const LlamaModel& model, const GeneratorOptions& options)
+    : Generator(model, options, nullptr, kernels::make_backend({options.backend, std::max(1, options.threads)})) {}
+
+Generator::Generator(const LlamaModel& model, const GeneratorOptions& options, kernels::KernelBackend& backend)
+    : Generator(model, options, &backend, nullptr) {}
+
+Generator::Generator(const LlamaModel& model, const GeneratorOptions& options, kernels::KernelBackend* borrowed,
+                     std::unique_ptr<kernels::KernelBackend> owned)
     : model_(model),
       context_(resolve_context(model, options)),
-      backend_(options.threads),
+      owned_backend_(std::move(owned)),
+      backend_(borrowed ? *borrowed : *owned_backend_),
       pool_(model.config().n_layers, model.config().n_kv_heads * model.config().head_dim,
             std::max(1, options.kv_block_size), blocks_for(context_, std::max(1, options.kv_block_size)),
             options.kv_type),
@@ -53,10 +52,10 @@ const std::vector<float>& Generator::forward(const std::vector<int32_t>& tokens,
   return logits_;
 }
 
-GenerationResult Generator::generate(const GenerationRequest& req, const TextCallback& on_text) {
+GenerationResult Generator::generate(const GenerationRequest& req) {
   const Tokenizer& tok = model_.tokenizer();
   GenerationResult res;
-  std::vector<int32_t> tokens = tok.encode(req.prompt, req.add_bos);
+  std::vector<int32_t> tokens = tok.encode_prompt(req.prompt, req.add_bos);
   if (tokens.empty()) tokens.push_back(tok.bos());  // nothing to condition on: start a document
   if (int64_t(tokens.size()) > context_)
     throw ModelError("request: prompt has " + std::to_string(tokens.size()) + " tokens; the context holds " +
@@ -64,22 +63,19 @@ GenerationResult Generator::generate(const GenerationRequest& req, const TextCal
   res.prompt_tokens = int(tokens.size());
   reset();
   Sampler sampler(req.sampling);
-  TextStream stream(req.stop, on_text);
+  TextStream stream(req.stop, req.on_text);
   const auto t0 = std::chrono::steady_clock::now();
-  auto cancelled = [&] {
-    return (req.cancel && req.cancel->load(std::memory_order_relaxed)) || (req.should_stop && req.should_stop());
-  };
+  auto cancelled = [&] { return req.should_stop && req.should_stop(); };
 
   res.finish = FinishReason::kLength;
   if (cancelled()) {
     res.finish = FinishReason::kCancelled;
   } else {
     forward(tokens, 0);
-    res.prompt_seconds = seconds_since(t0);
-    const auto t1 = std::chrono::steady_clock::now();
+    res.ttft_seconds = seconds_since(t0);  // the first token's logits are ready
     while (res.completion_tokens < req.max_tokens) {
       const int32_t next = sampler.sample(logits_, tokens);
-      if (tok.is_end_of_generation(next)) {
+      if (!req.ignore_eos && tok.is_end_of_generation(next)) {
         res.finish = FinishReason::kStop;
         break;
       }
@@ -98,11 +94,11 @@ GenerationResult Generator::generate(const GenerationRequest& req, const TextCal
       }
       forward({next}, int64_t(tokens.size()) - 1);
     }
-    res.decode_seconds = seconds_since(t1);
   }
+  res.total_seconds = seconds_since(t0);
   stream.finish();
   res.text = stream.text();
   return res;
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

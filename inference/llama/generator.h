@@ -6,8 +6,9 @@
 // (checked before every token). Each piece is passed to the callback as soon as it is decoded,
 // never splitting a UTF-8 character (see text_stream.h).
 //
-// A Generator owns its kernel backend (with its thread arena), KV blocks and scratch; it
-// borrows the model, which must outlive it. One generate() at a time per Generator.
+// A Generator owns its KV blocks and scratch, and a kernel backend of options.backend (with its
+// thread arena) unless it is given one to borrow; it borrows the model, which must outlive it.
+// One generate() at a time per Generator.
 #pragma once
 
 #include <atomic>
@@ -17,15 +18,17 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/cpu/cpu_backend.h"
-#include "nodes/generation/kv_cache.h"
-#include "nodes/generation/llama_forward.h"
-#include "nodes/generation/llama_model.h"
-#include "nodes/generation/sampler.h"
+#include "inference/generation.h"
+#include "inference/llama/kv_cache.h"
+#include "inference/llama/llama_forward.h"
+#include "inference/llama/llama_model.h"
+#include "inference/llama/sampler.h"
+#include "kernels/backend_factory.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 struct GeneratorOptions {
+  kernels::BackendKind backend = kernels::BackendKind::kCpu;  // which kernels run the model
   int threads = 1;           // kernel threads (oneTBB arena size)
   int context = 0;           // KV positions per sequence; 0 = the model's context_length
   int kv_block_size = 16;    // positions per KV block
@@ -33,38 +36,15 @@ struct GeneratorOptions {
   int max_batch = 512;       // prompt tokens per forward chunk (bounds scratch memory)
 };
 
-struct GenerationRequest {
-  std::string prompt;
-  bool add_bos = true;
-  SamplingParams sampling;
-  int max_tokens = 256;                    // completion tokens at most
-  std::vector<std::string> stop;           // stop strings, excluded from the text
-  const std::atomic<bool>* cancel = nullptr;  // set by another thread to stop at the next token
-  // Polled with `cancel` before every token; true stops like cancel (e.g. a graph node passes
-  // [&] { return request->cancelled() || request->expired(clock->now()); }).
-  std::function<bool()> should_stop;
-};
-
-enum class FinishReason { kStop, kLength, kCancelled };
-const char* finish_reason_name(FinishReason r);  // "stop", "length", "cancelled" (OpenAI names)
-
-struct GenerationResult {
-  std::string text;
-  int prompt_tokens = 0;      // including BOS
-  int completion_tokens = 0;  // tokens sampled (an end-of-generation token is not counted)
-  FinishReason finish = FinishReason::kStop;
-  double prompt_seconds = 0;  // prompt processing time, i.e. time to the first token's logits
-  double decode_seconds = 0;  // the rest
-};
-
 class Generator {
  public:
-  using TextCallback = std::function<void(std::string_view)>;
-
   Generator(const LlamaModel& model, const GeneratorOptions& options);
+  // Runs on `backend` (borrowed; it must outlive the Generator and be used by nothing else meanwhile).
+  Generator(const LlamaModel& model, const GeneratorOptions& options, kernels::KernelBackend& backend);
 
+  // Streams text through request.on_text; stops at should_stop (polled before every token).
   // Throws ModelError when the prompt does not fit the context.
-  GenerationResult generate(const GenerationRequest& request, const TextCallback& on_text = {});
+  GenerationResult generate(const GenerationRequest& request);
 
   // Lower-level access for benchmarks and tests: forward `tokens` at positions pos0.. of the
   // generator's sequence (reserving KV blocks) and return the last token's logits.
@@ -73,16 +53,19 @@ class Generator {
 
   const LlamaModel& model() const { return model_; }
   int context() const { return context_; }
-  kernels::CpuBackend& backend() { return backend_; }
+  kernels::KernelBackend& backend() { return backend_; }
 
  private:
+  Generator(const LlamaModel& model, const GeneratorOptions& options, kernels::KernelBackend* borrowed,
+            std::unique_ptr<kernels::KernelBackend> owned);
   const LlamaModel& model_;
   int context_;
-  kernels::CpuBackend backend_;
+  std::unique_ptr<kernels::KernelBackend> owned_backend_;  // null when borrowed
+  kernels::KernelBackend& backend_;
   KvBlockPool pool_;
   KvSequence seq_;
   LlamaForward forward_;
   std::vector<float> logits_;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

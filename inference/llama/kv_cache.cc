@@ -1,10 +1,10 @@
-#include "nodes/generation/kv_cache.h"
+#include "inference/llama/kv_cache.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 size_t kv_element_bytes(kernels::DType type) {
   switch (type) {
@@ -62,4 +62,4 @@ void KvSequence::clear() {
   table_.clear();
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

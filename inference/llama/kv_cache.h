@@ -12,7 +12,7 @@
 
 #include "kernels/backend.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 // Bytes one KV element takes (F32 4, F16 2); throws std::invalid_argument for other types.
 size_t kv_element_bytes(kernels::DType type);
@@ -66,4 +66,4 @@ class KvSequence {
   std::vector<int32_t> table_;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -1,10 +1,10 @@
-#include "nodes/generation/llama_forward.h"
+#include "inference/llama/llama_forward.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 LlamaForward::LlamaForward(const LlamaModel& model, kernels::KernelBackend& backend, int max_batch)
     : model_(model), backend_(backend), max_batch_(std::max(1, max_batch)) {
@@ -125,4 +125,4 @@ void LlamaForward::run_layers(const ForwardSegment* segments, size_t count, int6
   }
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -16,11 +16,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "inference/llama/kv_cache.h"
+#include "inference/llama/llama_model.h"
 #include "kernels/backend.h"
-#include "nodes/generation/kv_cache.h"
-#include "nodes/generation/llama_model.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 // One sequence's part of a ragged batch: tokens[0, n) at positions pos0.., KV written through
 // block_table (which must already cover pos0 + n positions). When logits is set, the last
@@ -63,4 +63,4 @@ class LlamaForward {
   std::vector<kernels::AttentionSegment> attention_segments_;  // one step's segments, reused
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -1,16 +1,13 @@
-#include "nodes/generation/llama_model.h"
+#include "inference/llama/llama_model.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string_view>
 
-#include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/quant_x8.h"
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/quant_blocks.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 int positive_int(const GgufFile& f, const std::string& key, uint64_t max) {
@@ -53,40 +50,29 @@ void release_file_pages(const void* p, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
-bool interleave_wanted() {
-  const char* env = std::getenv("SLUICE_QUANT_LAYOUT");
-  if (env && std::string_view(env) == "rows") return false;
-  return kernels::x8_pays(kernels::default_isa());
-}
-
 }  // namespace
 
-void LlamaModel::interleave_quantized() {
+void LlamaModel::prepare_weights(kernels::BackendKind backend) {
   std::vector<kernels::MatrixView*> views;
   for (LlamaLayer& L : layers)
-    for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      if (kernels::can_interleave_x8(*v)) views.push_back(v);
+    for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) views.push_back(v);
   // A tied output is also the embedding, read row by row: it keeps the file's layout.
-  if (output.data != token_embd.data && kernels::can_interleave_x8(output)) views.push_back(&output);
-  size_t total = 0;
-  for (const kernels::MatrixView* v : views) total += size_t(kernels::x8_bytes(*v));
-  if (total == 0) return;
-  interleaved_ = kernels::WeightMemory(total);
-  size_t at = 0;
-  for (kernels::MatrixView* v : views) {
-    const kernels::MatrixView packed = kernels::interleave_x8(*v, interleaved_.data() + at);
-    at += size_t(kernels::x8_bytes(*v));
-    release_file_pages(v->data, size_t(kernels::x8_bytes(*v)));
-    *v = packed;
-  }
-  interleaved_count_ = views.size();
+  if (output.data != token_embd.data) views.push_back(&output);
+  std::vector<kernels::MatrixView> before;
+  for (const kernels::MatrixView* v : views) before.push_back(*v);
+  prepared_ = kernels::prepare_matmul_weights(backend, views.data(), views.size());
+  if (!prepared_) return;
+  // What the backend copied is in memory twice until the file's pages go.
+  for (size_t i = 0; i < views.size(); ++i)
+    if (views[i]->data != before[i].data)
+      release_file_pages(before[i].data, size_t(kernels::dtype_row_bytes(before[i].type, before[i].cols) * before[i].rows));
 }
 
-std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path) {
-  return from_file(GgufFile::open(path));
+std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, kernels::BackendKind backend) {
+  return from_file(GgufFile::open(path), backend);
 }
 
-std::unique_ptr<LlamaModel> LlamaModel::from_file(std::unique_ptr<GgufFile> file) {
+std::unique_ptr<LlamaModel> LlamaModel::from_file(std::unique_ptr<GgufFile> file, kernels::BackendKind backend) {
   const GgufFile& f = *file;
   const std::string_view arch = f.get_string("general.architecture");
   if (arch != "llama")
@@ -129,9 +115,9 @@ std::unique_ptr<LlamaModel> LlamaModel::from_file(std::unique_ptr<GgufFile> file
     L.w_down = matrix(f, p + "ffn_down.weight", c.hidden_dim, c.dim);
     m->layers.push_back(L);
   }
-  if (interleave_wanted()) m->interleave_quantized();
+  m->prepare_weights(backend);
   m->file_ = std::move(file);
   return m;
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

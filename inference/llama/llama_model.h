@@ -2,10 +2,10 @@
 // embedding, per layer RMSNorm + grouped-query attention with rotary embeddings + RMSNorm +
 // SwiGLU feed-forward, final RMSNorm, output matrix (tied to the embedding when absent).
 // Weights are F32, F16, Q8_0 or Q4_0 views into the mapped file; norms are F32. One exception:
-// where the CPU kernels run faster on it (AVX2), each Q8_0 or Q4_0 matrix used only by matmul
-// is interleaved at load into kernels::kQ8_0x8 / kQ4_0x8 (kernels/cpu/quant_x8.h), held here
-// in one huge-page region, and its file pages are released, so the weights are in memory once.
-// SLUICE_QUANT_LAYOUT=rows keeps the file's layout (for comparison).
+// the backend the model is loaded for may lay out matrices used only by matmul its own way
+// (kernels::prepare_matmul_weights: the CPU backend interleaves Q8_0/Q4_0 by 8 on AVX2, in one
+// huge-page region); the model holds those copies and releases the file pages they replace, so
+// the weights are in memory once. SLUICE_QUANT_LAYOUT=rows keeps the file's layout (for comparison).
 //
 // Immutable after load(): one model serves any number of sessions on any threads.
 #pragma once
@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "inference/gguf/gguf_file.h"
+#include "inference/tokenize/tokenizer.h"
 #include "kernels/backend.h"
-#include "kernels/cpu/weight_memory.h"
-#include "nodes/generation/gguf_file.h"
-#include "nodes/generation/tokenizer.h"
+#include "kernels/backend_factory.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 struct LlamaConfig {
   int dim = 0;             // embedding_length
@@ -46,8 +46,11 @@ class LlamaModel {
  public:
   // Maps and validates the file: architecture, hyperparameters, every tensor's presence, type
   // and shape, and the tokenizer. Throws ModelError naming the file, field and problem.
-  static std::unique_ptr<LlamaModel> load(const std::string& path);
-  static std::unique_ptr<LlamaModel> from_file(std::unique_ptr<GgufFile> file);
+  // `backend`: the kind of kernel backend that will run the model (its weight layout).
+  static std::unique_ptr<LlamaModel> load(const std::string& path,
+                                          kernels::BackendKind backend = kernels::BackendKind::kCpu);
+  static std::unique_ptr<LlamaModel> from_file(std::unique_ptr<GgufFile> file,
+                                               kernels::BackendKind backend = kernels::BackendKind::kCpu);
 
   const LlamaConfig& config() const { return config_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
@@ -58,18 +61,17 @@ class LlamaModel {
   kernels::MatrixView output;  // == token_embd when the file ties them
   std::vector<LlamaLayer> layers;
 
-  // Quantised matrices interleaved for the CPU kernels at load (0 when none were), their bytes.
-  size_t interleaved_matrices() const { return interleaved_count_; }
-  size_t interleaved_bytes() const { return interleaved_.bytes(); }
+  // Matrices the backend laid out its own way at load (0 when none were), and their bytes.
+  size_t prepared_matrices() const { return prepared_ ? prepared_->matrices() : 0; }
+  size_t prepared_bytes() const { return prepared_ ? prepared_->bytes() : 0; }
 
  private:
   LlamaModel() = default;
-  void interleave_quantized();
-  kernels::WeightMemory interleaved_;
-  size_t interleaved_count_ = 0;
+  void prepare_weights(kernels::BackendKind backend);
+  std::unique_ptr<kernels::PreparedWeights> prepared_;
   std::unique_ptr<GgufFile> file_;
   std::unique_ptr<Tokenizer> tokenizer_;
   LlamaConfig config_;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -1,4 +1,4 @@
-#include "nodes/generation/model_tools.h"
+#include "inference/llama/model_tools.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,12 +6,12 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/cpu/quant_blocks.h"
-#include "nodes/generation/gguf_file.h"
-#include "nodes/generation/gguf_writer.h"
-#include "nodes/generation/model_error.h"
+#include "inference/gguf/gguf_file.h"
+#include "inference/gguf/gguf_writer.h"
+#include "inference/model_error.h"
+#include "kernels/quant_blocks.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 // ggml's general.file_type values (llama_ftype) for all-F32/F16/Q4_0/Q8_0 files.
@@ -163,4 +163,4 @@ void synth_model(const SynthPreset& p, kernels::DType type, const std::string& o
   w.write(out_path);
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

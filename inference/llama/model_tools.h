@@ -17,7 +17,7 @@
 
 #include "kernels/backend.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 // "f32" | "f16" | "q8_0" | "q4_0" (case-insensitive). Throws ModelError for anything else.
 kernels::DType parse_weight_type(std::string_view name);
@@ -35,4 +35,4 @@ const SynthPreset& synth_preset(std::string_view name);  // throws ModelError wh
 void synth_model(const SynthPreset& preset, kernels::DType type, const std::string& out_path,
                  uint64_t seed = 1);
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -1,11 +1,11 @@
-#include "nodes/generation/sampler.h"
+#include "inference/llama/sampler.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace sluice::generation {
+namespace sluice::inference {
 
-Sampler::Sampler(const SamplingParams& params) : p_(params), rng_(params.seed) {}
+Sampler::Sampler(const SamplingParams& params) : p_(params), rng_(params.seed.value_or(0)) {}
 
 double Sampler::uniform() { return double(rng_() >> 11) * 0x1.0p-53; }
 
@@ -83,4 +83,4 @@ int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent
   return cand_[keep - 1].second;
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -5,7 +5,8 @@
 // Draws come from a seeded 64-bit Mersenne Twister converted to [0,1) by our own arithmetic, so a
 // seed reproduces the same tokens on every platform and library version.
 //
-// One Sampler per generation; not thread-safe.
+// The parameters are graph/sampling_params.h's, the one struct a request carries from the HTTP
+// body to here. One Sampler per generation; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -13,19 +14,9 @@
 #include <span>
 #include <vector>
 
-namespace sluice::generation {
+#include "graph/sampling_params.h"
 
-struct SamplingParams {
-  float temperature = 0.8f;        // <= 0: greedy (argmax)
-  int top_k = 40;                  // <= 0: off
-  float top_p = 0.95f;             // >= 1: off
-  float min_p = 0.05f;             // <= 0: off
-  float repetition_penalty = 1.0f; // 1: off; > 1 discourages recent tokens (llama.cpp's rule)
-  float presence_penalty = 0.0f;   // OpenAI: subtracted once from each recent token's logit
-  float frequency_penalty = 0.0f;  // OpenAI: subtracted per occurrence of a recent token
-  int repeat_last_n = 64;          // how many recent tokens the penalties look at
-  uint64_t seed = 0;
-};
+namespace sluice::inference {
 
 class Sampler {
  public:
@@ -44,4 +35,4 @@ class Sampler {
   std::vector<std::pair<float, int32_t>> cand_;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

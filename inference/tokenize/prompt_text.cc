@@ -1,6 +1,6 @@
-#include "nodes/generation/prompt_text.h"
+#include "inference/tokenize/prompt_text.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 PromptText& PromptText::append(std::string_view text, bool marker) {
   if (text.empty()) return *this;
@@ -23,4 +23,4 @@ std::string PromptText::flat() const {
   return out;
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 struct PromptPart {
   std::string text;
@@ -45,4 +45,4 @@ class PromptText {
   std::vector<PromptPart> parts_;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

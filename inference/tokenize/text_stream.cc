@@ -1,8 +1,8 @@
-#include "nodes/generation/text_stream.h"
+#include "inference/tokenize/text_stream.h"
 
 #include <algorithm>
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
@@ -95,4 +95,4 @@ void TextStream::finish() {
   }
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

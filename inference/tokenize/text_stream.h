@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 class TextStream {
  public:
@@ -41,4 +41,4 @@ class TextStream {
   bool stopped_ = false;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

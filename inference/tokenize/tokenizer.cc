@@ -1,13 +1,13 @@
-#include "nodes/generation/tokenizer.h"
+#include "inference/tokenize/tokenizer.h"
 
 #include <algorithm>
 #include <cstring>
 #include <queue>
 
-#include "nodes/generation/gguf_file.h"
-#include "nodes/generation/prompt_text.h"
+#include "inference/gguf/gguf_file.h"
+#include "inference/tokenize/prompt_text.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581 LOWER ONE EIGHTH BLOCK
@@ -272,4 +272,4 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
   return out;
 }
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace sluice::generation {
+namespace sluice::inference {
 
 class GgufFile;
 class PromptText;
@@ -83,4 +83,4 @@ class Tokenizer {
   bool add_space_prefix_ = true;
 };
 
-}  // namespace sluice::generation
+}  // namespace sluice::inference

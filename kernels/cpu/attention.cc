@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "kernels/cpu/elementwise.h"
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/quant_blocks.h"
 
 namespace sluice::kernels {
 

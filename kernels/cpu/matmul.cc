@@ -12,7 +12,7 @@
 #include "graph/tsan_annotations.h"  // header only: the annotations, no graph library
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/quant_x8.h"
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/quant_blocks.h"
 
 namespace sluice::kernels {
 namespace detail {

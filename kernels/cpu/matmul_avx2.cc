@@ -15,7 +15,7 @@
 
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/matmul_tiles.h"
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/quant_blocks.h"
 
 namespace sluice::kernels::detail {
 namespace {

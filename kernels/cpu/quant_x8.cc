@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/quant_blocks.h"
 
 namespace sluice::kernels {
 

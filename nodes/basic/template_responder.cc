@@ -67,7 +67,7 @@ std::shared_ptr<TemplateResponder::Stream> TemplateResponder::make_stream(const 
   std::string text;
   fill_placeholders(text_, {{"input", query}}, text);  // checked at construction
   s->pieces = split_into_pieces(text);
-  int max_tokens = r->input().sampling.max_tokens;
+  int max_tokens = r->input().max_tokens;
   if (max_tokens >= 0 && static_cast<std::size_t>(max_tokens) < s->pieces.size()) {
     s->pieces.resize(static_cast<std::size_t>(max_tokens));
     s->truncated = true;

@@ -4,11 +4,13 @@
 #include <stdexcept>
 
 #include "graph/units.h"
-#include "nodes/generation/gguf_file.h"
-#include "nodes/generation/model_error.h"
+#include "inference/gguf/gguf_file.h"
+#include "inference/model_error.h"
 #include "nodes/generation/model_path.h"
 
 namespace sluice::generation {
+
+using namespace sluice::inference;  // the model runtime these nodes drive
 namespace {
 
 enum class Role { kSystem, kUser, kAssistant };

@@ -31,11 +31,13 @@
 #include <vector>
 
 #include "graph/request.h"
-#include "nodes/generation/prompt_text.h"
+#include "inference/tokenize/prompt_text.h"
+
+namespace sluice::inference {
+class GgufFile;
+}  // namespace sluice::inference
 
 namespace sluice::generation {
-
-class GgufFile;
 
 enum class ChatTemplate { kPlain, kLlama2, kChatml, kZephyr };
 
@@ -52,14 +54,14 @@ ChatTemplate detect_chat_template(std::string_view jinja);
 
 // The file's tokenizer.chat_template metadata; empty when absent. A value that is not a string
 // is refused with a ModelError naming the file and key.
-std::string_view model_chat_template(const GgufFile& file);
+std::string_view model_chat_template(const inference::GgufFile& file);
 
 // The messages rendered with `t`, ready for the assistant's reply.
-PromptText render_chat(const std::vector<ChatMessage>& messages, ChatTemplate t);
+inference::PromptText render_chat(const std::vector<ChatMessage>& messages, ChatTemplate t);
 
 // The prompt a request asks the model to continue: a chat request's messages rendered with
 // `t`; a completion's (or retrieval's) prompt as given, all literal: it is the client's text.
-PromptText request_prompt(const RequestInput& input, ChatTemplate t);
+inference::PromptText request_prompt(const RequestInput& input, ChatTemplate t);
 
 // A node config's chat template: `name` as chat_template_from_config reads it, where `auto`
 // reads the template of the node's model (configured path, else SLUICE_MODEL, relative to

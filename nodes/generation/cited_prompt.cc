@@ -5,6 +5,7 @@
 #include "graph/placeholders.h"
 
 namespace sluice::generation {
+
 namespace {
 
 bool is_utf8_lead(char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }

@@ -4,14 +4,16 @@
 #include <thread>
 
 #include "graph/batch.h"
-#include "nodes/generation/engine/shared_engines.h"
-#include "nodes/generation/model_error.h"
+#include "graph/citation.h"
+#include "inference/engine/shared_engines.h"
+#include "inference/model_error.h"
 #include "nodes/generation/model_path.h"
 #include "nodes/generation/prompt_fit.h"
 #include "nodes/generation/prompt_node.h"
-#include "nodes/retrieval/kb/extractive_answer.h"
 
 namespace sluice::generation {
+
+using namespace sluice::inference;  // the model runtime these nodes drive
 
 GenerateNodeOptions generate_options_from(const GenerateConfig& config, const std::string& base_dir) {
   GenerateNodeOptions o;
@@ -58,39 +60,33 @@ GenerateNodeOptions generate_options_from(const GenerateConfig& config, const st
 }
 
 GenerationRequest generation_request_for(const Request& request, int default_max_tokens) {
-  const sluice::SamplingParams& in = request.input().sampling;
+  const RequestInput& in = request.input();
   GenerationRequest g;
+  g.sampling = in.sampling;
+  if (!g.sampling.seed) g.sampling.seed = request.id();  // distinct per request, reproducible from its id
   g.max_tokens = in.max_tokens < 0 ? default_max_tokens : std::min(in.max_tokens, default_max_tokens);
-  g.sampling.temperature = in.temperature;
-  g.sampling.top_p = in.top_p;
-  g.sampling.top_k = in.top_k;
-  g.sampling.min_p = in.min_p;
-  g.sampling.repetition_penalty = in.repetition_penalty;
-  g.sampling.presence_penalty = in.presence_penalty;
-  g.sampling.frequency_penalty = in.frequency_penalty;
-  g.sampling.seed = in.seed.value_or(request.id());
   g.stop = in.stop;
   return g;
 }
 
 namespace {
 
-void complete_finished(Request& r, const EngineResult& res, bool node_stopping, Nanos now) {
+void complete_finished(Request& r, const GenerationResult& res, bool node_stopping, Nanos now) {
   r.usage.prompt_tokens = res.prompt_tokens;
   r.usage.completion_tokens = res.completion_tokens;
-  if (res.finish == EngineFinish::kStop || res.finish == EngineFinish::kLength) {
-    if (const auto citations = r.attachment<std::vector<retrieval::Citation>>(kCitationsKey)) {
-      r.emit_event("sources", retrieval::sources_json(*citations));
-      r.emit_token(retrieval::sources_text(*citations), now);
+  if (res.finish == FinishReason::kStop || res.finish == FinishReason::kLength) {
+    if (const auto citations = r.attachment<std::vector<Citation>>(kCitationsKey)) {
+      r.emit_event("sources", sources_json(*citations));
+      r.emit_token(sources_text(*citations), now);
     }
-    r.finish_reason = engine_finish_name(res.finish);
+    r.finish_reason = finish_reason_name(res.finish);
     r.complete(Status::Ok(), now);
     return;
   }
   r.finish_reason = "cancelled";
-  if (res.finish == EngineFinish::kCancelled && r.cancelled())
+  if (res.finish == FinishReason::kCancelled && r.cancelled())
     r.complete(Status::Error(StatusCode::kCancelled, "request cancelled while generating", r.cancel_cause()), now);
-  else if (res.finish == EngineFinish::kCancelled && !node_stopping && r.expired(now))
+  else if (res.finish == FinishReason::kCancelled && !node_stopping && r.expired(now))
     r.complete(Status::Error(StatusCode::kDeadlineExceeded, "request deadline passed while generating", AbortCause::kTimeout), now);
   else
     r.complete(Status::Error(StatusCode::kUnavailable, "generate: shutting down", AbortCause::kShutdown), now);
@@ -98,15 +94,11 @@ void complete_finished(Request& r, const EngineResult& res, bool node_stopping, 
 
 }  // namespace
 
-EngineRequest engine_request_for(const RequestPtr& request, PromptText prompt, int default_max_tokens,
-                                 Clock* clock, std::shared_ptr<const std::atomic<bool>> stopping,
-                                 std::function<void()> on_done) {
-  const GenerationRequest g = generation_request_for(*request, default_max_tokens);
-  EngineRequest e;
+GenerationRequest engine_request_for(const RequestPtr& request, PromptText prompt, int default_max_tokens,
+                                     Clock* clock, std::shared_ptr<const std::atomic<bool>> stopping,
+                                     std::function<void()> on_done) {
+  GenerationRequest e = generation_request_for(*request, default_max_tokens);
   e.prompt = std::move(prompt);
-  e.sampling = g.sampling;
-  e.max_tokens = g.max_tokens;
-  e.stop = g.stop;
   // Unrouted requests (kDefaultPriority) count as interactive: HTTP's default class is P0.
   e.priority = request->priority == Request::kDefaultPriority ? 0 : int(request->priority);
   e.tenant = request->tenant;
@@ -115,24 +107,24 @@ EngineRequest engine_request_for(const RequestPtr& request, PromptText prompt, i
            stopping->load(std::memory_order_relaxed);
   };
   e.on_text = [request, clock](std::string_view piece) { request->emit_token(piece, clock->now()); };
-  e.on_finish = [request, clock, stopping, on_done = std::move(on_done)](const EngineResult& res) {
+  e.on_finish = [request, clock, stopping, on_done = std::move(on_done)](const GenerationResult& res) {
     complete_finished(*request, res, stopping->load(std::memory_order_relaxed), clock->now());
     if (on_done) on_done();
   };
   return e;
 }
 
-void complete_refused(Request& r, const SubmitOutcome& outcome, Nanos now) {
-  switch (outcome.error) {
-    case SubmitError::kOverloaded: {
-      Status s = Status::Error(StatusCode::kOverloaded, "generate: " + outcome.message, AbortCause::kShed);
+void complete_refused(Request& r, const Status& refused, Nanos now) {
+  switch (refused.code) {
+    case StatusCode::kOverloaded: {
+      Status s = Status::Error(StatusCode::kOverloaded, "generate: " + refused.message, AbortCause::kShed);
       s.retry_after_seconds = 1;
       r.complete(std::move(s), now);
       return;
     }
-    case SubmitError::kInvalid:
+    case StatusCode::kInvalidArgument:
       r.finish_reason = "error";
-      r.complete(Status::Error(StatusCode::kInvalidArgument, "generate: " + outcome.message), now);
+      r.complete(Status::Error(StatusCode::kInvalidArgument, "generate: " + refused.message), now);
       return;
     default:
       r.complete(Status::Error(StatusCode::kUnavailable, "generate: shutting down", AbortCause::kShutdown), now);
@@ -161,12 +153,12 @@ GenerateNode::GenerateNode(const GenerateNodeOptions& options, Clock* clock, Met
 namespace {
 
 // Sets `e`'s prompt for `r`, or its tokens when a draft was fitted here (see the header comment).
-void prepare_prompt(Request& r, ChatTemplate chat_template, const ServingEngine& engine, EngineRequest& e) {
+void prepare_prompt(Request& r, ChatTemplate chat_template, const ServingEngine& engine, GenerationRequest& e) {
   if (const auto draft = r.attachment<const CitedPromptDraft>(kPromptKey)) {
     const int64_t budget = int64_t(engine.context()) - std::max(0, e.max_tokens);
     FittedPrompt fitted = fit_prompt(*draft, engine.model().tokenizer(), budget);
     if (fitted.passages < draft->citations.size()) {  // cite only what the model was shown
-      r.attach(kCitationsKey, std::make_shared<std::vector<retrieval::Citation>>(
+      r.attach(kCitationsKey, std::make_shared<std::vector<Citation>>(
                                   draft->citations.begin(), draft->citations.begin() + std::ptrdiff_t(fitted.passages)));
     }
     e.prompt_tokens = std::move(fitted.tokens);
@@ -209,17 +201,17 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
       continue;
     }
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++outstanding_;
     }
     auto on_done = [this, state] {
       finish(state);
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (--outstanding_ == 0) idle_.notify_all();
     };
-    EngineRequest request = engine_request_for(r, PromptText(), options_.max_tokens, clock_, stopping_, on_done);
+    GenerationRequest request = engine_request_for(r, PromptText(), options_.max_tokens, clock_, stopping_, on_done);
     prepare_prompt(*r, *options_.chat_template, *engine_, request);
-    SubmitOutcome outcome = engine_->submit(std::move(request));
+    Status outcome = engine_->submit(std::move(request));
     if (!outcome.ok()) {
       complete_refused(*r, outcome, clock_->now());
       on_done();
@@ -232,8 +224,8 @@ void GenerateNode::stop() {
   stopping_->store(true);
   // Sequences see the flag at the engine's next step and complete; wait for them so no
   // callback outlives the node.
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [&] { return outstanding_ == 0; });
+  MutexLock lock(mu_);
+  while (outstanding_ != 0) idle_.wait(lock);
 }
 
 }  // namespace sluice::generation

@@ -1,6 +1,8 @@
 #include "nodes/generation/prompt_fit.h"
 
 namespace sluice::generation {
+
+using namespace sluice::inference;  // the model runtime these nodes drive
 namespace {
 
 std::size_t code_points(std::string_view s) {

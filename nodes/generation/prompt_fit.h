@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "inference/tokenize/tokenizer.h"
 #include "nodes/generation/prompt_node.h"
-#include "nodes/generation/tokenizer.h"
 
 namespace sluice::generation {
 
@@ -35,6 +35,6 @@ struct FittedPrompt {
 };
 
 // `draft` fitted to `budget` tokens (the context minus the answer's max_tokens) by the rule above.
-FittedPrompt fit_prompt(const CitedPromptDraft& draft, const Tokenizer& tokenizer, int64_t budget);
+FittedPrompt fit_prompt(const CitedPromptDraft& draft, const inference::Tokenizer& tokenizer, int64_t budget);
 
 }  // namespace sluice::generation

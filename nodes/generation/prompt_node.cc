@@ -7,6 +7,8 @@
 
 namespace sluice::generation {
 
+using namespace sluice::inference;  // the model runtime these nodes drive
+
 PromptNodeOptions prompt_options_from(const PromptConfig& config, const std::string& base_dir) {
   PromptNodeOptions o;
   o.layout.system = config.system();
@@ -22,7 +24,7 @@ PromptNodeOptions prompt_options_from(const PromptConfig& config, const std::str
 
 CitedPromptDraft cited_prompt(std::shared_ptr<const PromptNodeOptions> options, const RequestInput& input,
                               const retrieval::RetrievalHits* hits,
-                              std::shared_ptr<const retrieval::IndexGeneration> gen) {
+                              std::shared_ptr<const retrieval::KbSnapshot> gen) {
   CitedPromptDraft out;
   const std::size_t n = hits ? passages_used(options->layout, hits->hits.size()) : 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -52,10 +54,10 @@ void PromptNode::process(Batch& batch) {
   for (auto& r : batch.requests) {
     if (!r->active()) continue;
     const auto hits = r->attachment<retrieval::RetrievalHits>(retrieval::kHitsKey);
-    const auto gen = r->attachment<const retrieval::IndexGeneration>(retrieval::kGenerationKey);
+    const auto gen = r->attachment<const retrieval::KbSnapshot>(retrieval::kSnapshotKey);
     try {
       auto draft = std::make_shared<CitedPromptDraft>(cited_prompt(options_, r->input(), hits.get(), gen));
-      r->attach(kCitationsKey, std::make_shared<std::vector<retrieval::Citation>>(draft->citations));
+      r->attach(kCitationsKey, std::make_shared<std::vector<Citation>>(draft->citations));
       r->attach(kPromptKey, std::shared_ptr<const CitedPromptDraft>(std::move(draft)));
     } catch (const std::out_of_range& e) {
       r->complete(Status::Error(StatusCode::kInternal, std::string("prompt: ") + e.what()), clock_->now());

@@ -2,7 +2,7 @@
 // `generate` node continues, with numbered citations.
 //
 // Reads the `retrieval.hits` attachment (fuse, rerank) and the knowledge-base generation it
-// indexes (`retrieval.generation`); lays out the prompt as cited_prompt.h describes (configured
+// indexes (`retrieval.snapshot`); lays out the prompt as cited_prompt.h describes (configured
 // system text first and byte-stable, then passages [1]..[n], the question last); renders it
 // with the chat template when the request is a chat (plain for completions, whose prompt is raw
 // model text). Passages are sized in characters here (max_passage_chars): this node does not
@@ -10,7 +10,7 @@
 //   prompt            CitedPromptDraft                 the layout, renderable with fewer or
 //                                                      shorter passages: `generate` fits it to
 //                                                      the context in tokens (prompt_fit.h)
-//   prompt.citations  std::vector<retrieval::Citation>  number -> doc id, title, offsets of each
+//   prompt.citations  std::vector<Citation>  number -> doc id, title, offsets of each
 //                                                       passage's chunk, for the sources
 // A request without hits (or with none found) gets the `no_passages` text and no citations.
 //
@@ -21,11 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "graph/citation.h"
 #include "graph/clock.h"
 #include "graph/node.h"
+#include "inference/tokenize/prompt_text.h"
 #include "nodes/generation/chat_template.h"
 #include "nodes/generation/cited_prompt.h"
-#include "nodes/generation/prompt_text.h"
 #include "nodes/retrieval/node/retrieval_nodes.h"
 #include "sluice/generation.pb.h"
 
@@ -53,21 +54,21 @@ struct CitedPromptDraft {
   std::shared_ptr<const PromptNodeOptions> options;
   ChatTemplate chat_template = ChatTemplate::kPlain;  // options' template for chats, else plain
   RequestInput input;
-  std::shared_ptr<const retrieval::IndexGeneration> generation;
+  std::shared_ptr<const retrieval::KbSnapshot> generation;
   std::vector<Passage> passages;               // used passages in rank order (views into generation)
-  std::vector<retrieval::Citation> citations;  // citations[i] cites passages[i]
+  std::vector<Citation> citations;  // citations[i] cites passages[i]
 
   // The prompt with the first min(n, passages) passages, the last of them further cut to
   // `last_passage_chars` code points (0: only max_passage_chars applies).
-  PromptText render(std::size_t n, std::size_t last_passage_chars = 0) const;
-  PromptText render() const { return render(passages.size()); }
+  inference::PromptText render(std::size_t n, std::size_t last_passage_chars = 0) const;
+  inference::PromptText render() const { return render(passages.size()); }
 };
 
 // One request's draft from its hits (nullptr: none) over `gen`, which must hold every hit's
 // chunk. Throws std::out_of_range when a hit's chunk is not in `gen`.
 CitedPromptDraft cited_prompt(std::shared_ptr<const PromptNodeOptions> options, const RequestInput& input,
                               const retrieval::RetrievalHits* hits,
-                              std::shared_ptr<const retrieval::IndexGeneration> gen);
+                              std::shared_ptr<const retrieval::KbSnapshot> gen);
 
 class PromptNode final : public SyncNode {
  public:

@@ -27,7 +27,7 @@ std::shared_ptr<retrieval::KnowledgeBase> open_kb(const std::string& dir, const 
 void register_retrieval_nodes(NodeRegistry& registry) {
   registry.add(NodeKind{
       .kind = "embed",
-      .summary = "Pins the request to the knowledge base's current generation and embeds its query (batched).",
+      .summary = "Pins the request to the knowledge base's current snapshot and embeds its query (batched).",
       .needs = {"request"},
       .adds = {"query.vector"},
       .async = false,

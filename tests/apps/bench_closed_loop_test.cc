@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "apps/loadgen/load_generator.h"
 #include "apps/sluice/commands.h"
-#include "bench/admission/load_generator.h"
 #include "nodes/builtin_nodes.h"
 #include "tests/connectors/http/served_pipeline.h"
 
@@ -20,7 +20,7 @@ namespace sluice {
 void register_basic_nodes(NodeRegistry& registry);
 }
 
-namespace sluice::bench {
+namespace sluice::loadgen {
 namespace {
 
 using http::testing::loopback_spec_head;
@@ -178,4 +178,4 @@ TEST(BenchFlags, ClosedLoopLevelsEndUpInTheJson) {
 }
 
 }  // namespace
-}  // namespace sluice::bench
+}  // namespace sluice::loadgen

@@ -212,7 +212,7 @@ edges: [{from: api, to: t}]
   RequestInput in;
   in.prompt = "x";
   in.kind = RequestInput::Kind::kCompletion;
-  in.sampling.max_tokens = 2;
+  in.max_tokens = 2;
   auto sink2 = std::make_shared<RecordingSink>();
   auto r2 = std::make_shared<Request>(h.pipeline->next_request_id(), in, sink2);
   h.pipeline->submit("api", r2);

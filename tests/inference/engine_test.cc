@@ -12,12 +12,12 @@
 #include <random>
 #include <thread>
 
-#include "nodes/generation/engine/engine_scheduler.h"
-#include "nodes/generation/engine/serving_engine.h"
-#include "nodes/generation/generator.h"
-#include "test_models.h"
+#include "inference/engine/engine_scheduler.h"
+#include "inference/engine/serving_engine.h"
+#include "inference/llama/generator.h"
+#include "tests/support/test_models.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 using testing::shared_model;
@@ -53,20 +53,20 @@ struct EngineTest : ::testing::Test {
 
   struct Out {
     std::string streamed;
-    EngineResult result;
+    GenerationResult result;
     bool finished = false;
     int finish_order = -1;  // 0 for the first sequence to finish in this test, 1 next, ...
   };
   int finished_so_far = 0;
-  EngineRequest request(const std::string& prompt, int max_tokens, Out* out, int priority = 0,
+  GenerationRequest request(const std::string& prompt, int max_tokens, Out* out, int priority = 0,
                         SamplingParams sampling = greedy()) {
-    EngineRequest r;
+    GenerationRequest r;
     r.prompt = prompt;
     r.max_tokens = max_tokens;
     r.sampling = sampling;
     r.priority = priority;
     r.on_text = [out](std::string_view s) { out->streamed += s; };
-    r.on_finish = [this, out](const EngineResult& res) {
+    r.on_finish = [this, out](const GenerationResult& res) {
       EXPECT_FALSE(out->finished) << "finished twice";
       out->finished = true;
       out->finish_order = finished_so_far++;
@@ -86,9 +86,9 @@ TEST_F(EngineTest, ContinuousBatchingGivesEachSequenceItsTokensAlone) {
   EngineScheduler s(*model, o);
   std::vector<Out> outs(kPrompts.size());
   // Staggered arrivals: some join while others are mid-generation.
-  for (size_t i = 0; i < 3; ++i) ASSERT_EQ(s.add(request(kPrompts[i], 60, &outs[i]), Steady::now()), "");
+  for (size_t i = 0; i < 3; ++i) ASSERT_TRUE(s.add(request(kPrompts[i], 60, &outs[i]), Steady::now()).ok());
   for (int k = 0; k < 7; ++k) s.step();
-  for (size_t i = 3; i < kPrompts.size(); ++i) ASSERT_EQ(s.add(request(kPrompts[i], 60, &outs[i]), Steady::now()), "");
+  for (size_t i = 3; i < kPrompts.size(); ++i) ASSERT_TRUE(s.add(request(kPrompts[i], 60, &outs[i]), Steady::now()).ok());
   run_until_idle(s);
   for (size_t i = 0; i < kPrompts.size(); ++i) {
     ASSERT_TRUE(outs[i].finished);
@@ -142,7 +142,7 @@ TEST_F(EngineTest, SequencesJoinAndLeaveAtStepBoundaries) {
   EXPECT_EQ(r3.finished, 1);
   EXPECT_TRUE(a.finished);
   EXPECT_EQ(a.result.completion_tokens, 3);
-  EXPECT_EQ(a.result.finish, EngineFinish::kLength);
+  EXPECT_EQ(a.result.finish, FinishReason::kLength);
   EXPECT_EQ(s.running(), 1u);
   run_until_idle(s);
   EXPECT_EQ(b.result.text, alone("The cat sat", 20));
@@ -258,7 +258,7 @@ TEST_F(EngineTest, CancellationFreesBlocksAtTheNextStep) {
   EngineScheduler s(*model, EngineOptions{});
   std::atomic<bool> cancel{false};
   Out out;
-  EngineRequest r = request("Once upon a time", 200, &out);
+  GenerationRequest r = request("Once upon a time", 200, &out);
   r.should_stop = [&] { return cancel.load(); };
   s.add(std::move(r), Steady::now());
   for (int i = 0; i < 5; ++i) s.step();
@@ -266,7 +266,7 @@ TEST_F(EngineTest, CancellationFreesBlocksAtTheNextStep) {
   cancel = true;
   s.step();
   EXPECT_TRUE(out.finished);
-  EXPECT_EQ(out.result.finish, EngineFinish::kCancelled);
+  EXPECT_EQ(out.result.finish, FinishReason::kCancelled);
   EXPECT_EQ(s.kv_stats().in_use, 0);
   EXPECT_TRUE(s.idle());
 }
@@ -277,8 +277,9 @@ TEST_F(EngineTest, RequestsThatCanNeverFitAreRefusedWithAReason) {
   EngineScheduler s(*model, o);
   Out out;
   std::string long_prompt(400, 'a');
-  const std::string err = s.add(request(long_prompt, 10, &out), Steady::now());
-  EXPECT_NE(err.find("context holds 32"), std::string::npos) << err;
+  const Status refused = s.add(request(long_prompt, 10, &out), Steady::now());
+  EXPECT_EQ(refused.code, StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message.find("context holds 32"), std::string::npos) << refused.message;
   EXPECT_FALSE(out.finished);
 }
 
@@ -297,12 +298,12 @@ TEST_F(EngineTest, ManyConcurrentSubmittersAllCompleteExactlyOnce) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
         const int id = t * kEach + i;
-        EngineRequest r;
+        GenerationRequest r;
         r.prompt = kPrompts[size_t(id) % kPrompts.size()];
         r.max_tokens = 10 + id % 20;
         r.sampling.temperature = 0;
         r.priority = id % 3;
-        r.on_finish = [&, id](const EngineResult& res) {
+        r.on_finish = [&, id](const GenerationResult& res) {
           std::lock_guard lock(mu);
           ++finished[id];
           texts[id] = res.text;
@@ -331,19 +332,19 @@ TEST_F(EngineTest, StopFinishesQueuedAndRunningWorkAsShutdown) {
   ServingEngine engine(*model, EngineOptions{});
   std::atomic<int> shutdown{0}, total{0};
   for (int i = 0; i < 20; ++i) {
-    EngineRequest r;
+    GenerationRequest r;
     r.prompt = "Once upon a time";
     r.max_tokens = 200;
-    r.on_finish = [&](const EngineResult& res) {
+    r.on_finish = [&](const GenerationResult& res) {
       ++total;
-      shutdown += res.finish == EngineFinish::kShutdown;
+      shutdown += res.finish == FinishReason::kShutdown;
     };
     ASSERT_TRUE(engine.submit(std::move(r)).ok());
   }
   engine.stop();
   EXPECT_EQ(total, 20);
   EXPECT_GT(shutdown, 0);
-  EXPECT_FALSE(engine.submit(EngineRequest{}).ok());
+  EXPECT_FALSE(engine.submit(GenerationRequest{}).ok());
 }
 
 // rand15M's 48-wide heads exercise the flash-style attention tiles (kernels/cpu/attention_avx2.cc)
@@ -364,14 +365,14 @@ struct TiledAttentionEngineTest : ::testing::Test {
     while (int(t.size()) < n) t.push_back(int32_t(3 + rng() % uint32_t(model->config().vocab_size - 3)));
     return t;
   }
-  static EngineRequest request(std::vector<int32_t> tokens, int max_tokens, std::string* text, int priority = 0) {
-    EngineRequest r;
+  static GenerationRequest request(std::vector<int32_t> tokens, int max_tokens, std::string* text, int priority = 0) {
+    GenerationRequest r;
     r.prompt_tokens = std::move(tokens);
     r.max_tokens = max_tokens;
     r.ignore_eos = true;
     r.sampling.temperature = 0;
     r.priority = priority;
-    r.on_finish = [text](const EngineResult& res) { *text = res.text; };
+    r.on_finish = [text](const GenerationResult& res) { *text = res.text; };
     return r;
   }
   static std::string alone(std::vector<int32_t> tokens, int max_tokens, kernels::DType kv_type) {
@@ -410,4 +411,4 @@ TEST_F(TiledAttentionEngineTest, BatchedChunkedAndResumedSequencesGetTheirTokens
 }
 
 }  // namespace
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -7,14 +7,14 @@
 #include <cmath>
 #include <filesystem>
 
+#include "inference/llama/generator.h"
+#include "inference/llama/llama_model.h"
+#include "inference/llama/model_tools.h"
 #include "kernels/cpu/quant_x8.h"
-#include "kernels/cpu/quant_blocks.h"
-#include "nodes/generation/generator.h"
-#include "nodes/generation/llama_model.h"
-#include "nodes/generation/model_tools.h"
-#include "test_models.h"
+#include "kernels/quant_blocks.h"
+#include "tests/support/test_models.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 std::unique_ptr<LlamaModel> stories() {
@@ -30,7 +30,7 @@ TEST(Generator, PromptedGreedyFollowsReferenceSemantics) {
   req.sampling.temperature = 0;
   req.max_tokens = 20;
   const auto res = gen.generate(req);
-  EXPECT_EQ(res.prompt_tokens, int(m->tokenizer().encode(req.prompt, true).size()));
+  EXPECT_EQ(res.prompt_tokens, int(m->tokenizer().encode("Once upon a time", true).size()));
   EXPECT_EQ(res.completion_tokens, 20);
   EXPECT_EQ(res.finish, FinishReason::kLength);
   // The reference story starts "Once upon a time, there was a little girl named Lily."
@@ -46,7 +46,8 @@ TEST(Generator, StopStringEndsGenerationAndIsExcluded) {
   req.max_tokens = 200;
   req.stop = {"Lily"};
   std::string streamed;
-  const auto res = gen.generate(req, [&](std::string_view s) { streamed += s; });
+  req.on_text = [&](std::string_view s) { streamed += s; };
+  const auto res = gen.generate(req);
   EXPECT_EQ(res.text, "Once upon a time, there was a little girl named ");
   EXPECT_EQ(streamed, res.text);
   EXPECT_EQ(res.finish, FinishReason::kStop);
@@ -58,15 +59,17 @@ TEST(Generator, CancellationStopsAtTheNextToken) {
   Generator gen(*m, {});
   std::atomic<bool> cancel{false};
   GenerationRequest req;
+  req.sampling.temperature = 0;  // greedy: three whole-word pieces, whatever the sampler's defaults
   req.max_tokens = 200;
-  req.cancel = &cancel;
+  req.should_stop = [&] { return cancel.load(); };
   int events = 0;
-  const auto res = gen.generate(req, [&](std::string_view) {
+  req.on_text = [&](std::string_view) {
     if (++events == 3) cancel = true;  // e.g. the client went away while reading
-  });
+  };
+  const auto res = gen.generate(req);
   EXPECT_EQ(res.finish, FinishReason::kCancelled);
   EXPECT_EQ(res.completion_tokens, 3);
-  int polls = 0;  // the callback form stops the same way
+  int polls = 0;  // a condition polled with its own count stops the same way
   GenerationRequest req2;
   req2.max_tokens = 200;
   req2.should_stop = [&] { return ++polls > 5; };
@@ -174,4 +177,4 @@ TEST(ModelTools, SynthModelLoadsAndRuns) {
 }
 
 }  // namespace
-}  // namespace sluice::generation
+}  // namespace sluice::inference

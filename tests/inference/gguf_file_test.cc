@@ -5,11 +5,11 @@
 
 #include <cstring>
 
-#include "nodes/generation/gguf_file.h"
-#include "nodes/generation/llama_model.h"
-#include "test_models.h"
+#include "inference/gguf/gguf_file.h"
+#include "inference/llama/llama_model.h"
+#include "tests/support/test_models.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 using ::testing::HasSubstr;
@@ -120,4 +120,4 @@ TEST(GgufFile, ModelLoaderNamesMissingAndMisshapenTensors) {
 }
 
 }  // namespace
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -4,11 +4,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "nodes/generation/gguf_file.h"
-#include "nodes/generation/llama_model.h"
+#include "inference/gguf/gguf_file.h"
+#include "inference/llama/llama_model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace sluice::generation;
+  using namespace sluice::inference;
   try {
     auto file = GgufFile::parse("fuzz.gguf", data, size);
     for (const auto& t : file->tensors()) {  // every tensor's bytes must be inside the input

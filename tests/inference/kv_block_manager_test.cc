@@ -1,13 +1,13 @@
 // KvBlockManager: block accounting, verified prefix sharing, copy-on-write, deduplication,
 // LRU eviction (tails first, descendants with their parent), tenant scopes, and refusal of a
 // forged hash collision.
-#include "nodes/generation/engine/kv_block_manager.h"
+#include "inference/engine/kv_block_manager.h"
 
 #include <gtest/gtest.h>
 
 #include <numeric>
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 constexpr int kBs = 4;
@@ -165,4 +165,4 @@ TEST(KvBlockManagerCollision, AForgedHashCollisionIsRefusedNotServed) {
 }
 
 }  // namespace
-}  // namespace sluice::generation
+}  // namespace sluice::inference

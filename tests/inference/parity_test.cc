@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "nodes/generation/generator.h"
-#include "nodes/generation/llama_model.h"
+#include "inference/llama/generator.h"
+#include "inference/llama/llama_model.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 std::string shared_path(const char* rel) { return std::string(SLUICE_SHARED_DIR) + "/" + rel; }
@@ -34,7 +34,8 @@ TEST(Parity, Stories260KGreedyMatchesReferenceByteForByte) {
   req.sampling.temperature = 0;  // greedy
   req.max_tokens = 256;
   std::string streamed;
-  const GenerationResult res = gen.generate(req, [&](std::string_view s) { streamed += s; });
+  req.on_text = [&](std::string_view s) { streamed += s; };
+  const GenerationResult res = gen.generate(req);
   EXPECT_EQ(streamed, res.text);
   // llama2.c ends its output with a newline after the loop.
   EXPECT_EQ(res.text + "\n", read_all(ref_path));
@@ -42,4 +43,4 @@ TEST(Parity, Stories260KGreedyMatchesReferenceByteForByte) {
 }
 
 }  // namespace
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -7,13 +7,13 @@
 #include <cstdlib>
 #include <vector>
 
+#include "inference/llama/generator.h"
+#include "inference/llama/llama_model.h"
 #include "kernels/cpu/quant_x8.h"
-#include "kernels/cpu/quant_blocks.h"
-#include "nodes/generation/generator.h"
-#include "nodes/generation/llama_model.h"
-#include "test_models.h"
+#include "kernels/quant_blocks.h"
+#include "tests/support/test_models.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 std::vector<float> dequantize(const GgufTensor& t) {
@@ -63,9 +63,9 @@ TEST(PeerModels, Q8AndQ4PureFromLlamaCppAgreeWithinQuantisationError) {
 }
 
 }  // namespace
-}  // namespace sluice::generation
+}  // namespace sluice::inference
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 // The interleaved layouts (kernels/cpu/quant_x8.h) compute the file's row layout's products
@@ -80,14 +80,14 @@ TEST(PeerModels, InterleavedLayoutsAgreeWithTheFilesRowLayout) {
     const auto rows = LlamaModel::load(path);
     ::unsetenv("SLUICE_QUANT_LAYOUT");
     const auto interleaved = LlamaModel::load(path);
-    EXPECT_EQ(rows->interleaved_matrices(), 0u) << name;
+    EXPECT_EQ(rows->prepared_matrices(), 0u) << name;
     EXPECT_FALSE(kernels::is_x8(rows->layers[0].wq.type)) << name;
-    EXPECT_EQ(interleaved->interleaved_matrices(), 6u * 7u + 1u) << name;  // every layer matrix and the output
+    EXPECT_EQ(interleaved->prepared_matrices(), 6u * 7u + 1u) << name;  // every layer matrix and the output
     EXPECT_TRUE(kernels::is_x8(interleaved->output.type)) << name;
     size_t want = size_t(kernels::x8_bytes(rows->output));  // the copies are the matrices' bytes, reordered
     for (const LlamaLayer& L : rows->layers)
       for (const auto& v : {L.wq, L.wk, L.wv, L.wo, L.w_gate, L.w_up, L.w_down}) want += size_t(kernels::x8_bytes(v));
-    EXPECT_EQ(interleaved->interleaved_bytes(), want) << name;
+    EXPECT_EQ(interleaved->prepared_bytes(), want) << name;
     Generator a(*rows, {}), b(*interleaved, {});
     const std::vector<int32_t> ids = {1, 400, 9000, 23, 5, 77};
     const auto la = a.forward(ids, 0);
@@ -102,4 +102,4 @@ TEST(PeerModels, InterleavedLayoutsAgreeWithTheFilesRowLayout) {
 }
 
 }  // namespace
-}  // namespace sluice::generation
+}  // namespace sluice::inference

@@ -6,9 +6,9 @@
 #include <map>
 #include <vector>
 
-#include "nodes/generation/sampler.h"
+#include "inference/llama/sampler.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 std::vector<float> logits() { return {1.0f, 3.0f, 2.0f, 0.5f, 2.9f, -1.0f}; }
@@ -85,9 +85,9 @@ TEST(Sampler, RepetitionPenaltyDiscouragesRecentTokens) {
 }
 
 }  // namespace
-}  // namespace sluice::generation
+}  // namespace sluice::inference
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 TEST(Sampler, PresenceAndFrequencyPenaltiesFollowOpenAi) {
@@ -105,4 +105,4 @@ TEST(Sampler, PresenceAndFrequencyPenaltiesFollowOpenAi) {
 }
 
 }  // namespace
-}  // namespace sluice::generation
+}  // namespace sluice::inference

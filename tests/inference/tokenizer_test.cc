@@ -3,12 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "nodes/generation/gguf_file.h"
-#include "nodes/generation/text_stream.h"
-#include "nodes/generation/tokenizer.h"
-#include "test_models.h"
+#include "inference/gguf/gguf_file.h"
+#include "inference/tokenize/text_stream.h"
+#include "inference/tokenize/tokenizer.h"
+#include "tests/support/test_models.h"
 
-namespace sluice::generation {
+namespace sluice::inference {
 namespace {
 
 class TinyTokenizer : public ::testing::Test {
@@ -120,4 +120,4 @@ TEST(TextStream, StopStringAcrossPiecesIsNeverEmitted) {
 }
 
 }  // namespace
-}  // namespace sluice::generation
+}  // namespace sluice::inference

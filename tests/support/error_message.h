@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace sluice::generation::testing {
+namespace sluice::inference::testing {
 
 template <class Call>
 std::string invalid_argument_message(Call&& call) {
@@ -17,4 +17,4 @@ std::string invalid_argument_message(Call&& call) {
   return "(accepted)";
 }
 
-}  // namespace sluice::generation::testing
+}  // namespace sluice::inference::testing

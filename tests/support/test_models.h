@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "nodes/generation/gguf_file.h"
-#include "nodes/generation/gguf_writer.h"
-#include "nodes/generation/tokenizer.h"
+#include "inference/gguf/gguf_file.h"
+#include "inference/gguf/gguf_writer.h"
+#include "inference/tokenize/tokenizer.h"
 
-namespace sluice::generation::testing {
+namespace sluice::inference::testing {
 
 inline std::string shared_model(const char* rel) { return std::string(SLUICE_SHARED_DIR) + "/models/" + rel; }
 
@@ -116,4 +116,4 @@ struct TinyVocab {
   Tokenizer tokenizer;
 };
 
-}  // namespace sluice::generation::testing
+}  // namespace sluice::inference::testing

@@ -6,7 +6,7 @@
 // Vectors get consecutive DocIndex ids in the order added (the knowledge base maps them to chunks).
 //
 // Thread-safety: search() is const and safe from many threads once adding is finished; add()
-// must not run concurrently with search() (the knowledge base builds a new generation and swaps
+// must not run concurrently with search() (the knowledge base builds a new snapshot and swaps
 // it in instead of mutating a live index).
 #pragma once
 

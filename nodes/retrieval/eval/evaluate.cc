@@ -184,7 +184,7 @@ EvalReport evaluate_dataset(const BeirDataset& ds, const EvalOptions& options, c
   }
   std::shared_ptr<const Embedder> embedder = LsaEmbedder::fit(texts, options.lsa);
   const std::vector<float> vectors = embedder->embed(texts);
-  const auto gen = IndexGeneration::build(std::move(chunks), vectors, embedder, options.index, 1);
+  const auto gen = KbSnapshot::build(std::move(chunks), vectors, embedder, options.index, 1);
   report.chunks = gen->chunks().size();
   report.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 

@@ -1,5 +1,5 @@
 // Evaluation of the retrieval paths on a BEIR-format dataset: what `sluice eval FILE --dataset DIR`
-// runs. Builds one index generation over the corpus (each document one chunk unless chunking is
+// runs. Builds one index snapshot over the corpus (each document one chunk unless chunking is
 // asked for; chunk hits map back to their documents, best chunk first), runs every query through
 // each method, and scores the runs with eval/metrics.h.
 //

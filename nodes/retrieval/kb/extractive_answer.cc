@@ -11,23 +11,7 @@
 
 namespace sluice::retrieval {
 
-std::string sources_text(const std::vector<Citation>& citations) {
-  if (citations.empty()) return "";
-  std::string s = "\n\nSources:\n";
-  for (const auto& c : citations) {
-    s += "[" + std::to_string(c.number) + "] " + (c.title.empty() ? c.doc_id : c.title + " (" + c.doc_id + ")") + "\n";
-  }
-  return s;
-}
-
-std::string sources_json(const std::vector<Citation>& citations) {
-  nlohmann::json sources = nlohmann::json::array();
-  for (const auto& c : citations)
-    sources.push_back({{"n", c.number}, {"doc_id", c.doc_id}, {"title", c.title}, {"begin", c.begin}, {"end", c.end}});
-  return sources.dump();
-}
-
-std::string ExtractiveAnswer::sources_text() const { return retrieval::sources_text(sources); }
+std::string ExtractiveAnswer::sources_text() const { return sluice::sources_text(sources); }
 
 std::string ExtractiveAnswer::text() const {
   std::string s;
@@ -37,7 +21,7 @@ std::string ExtractiveAnswer::text() const {
 }
 
 ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<RetrievedChunk>& hits,
-                                   const IndexGeneration& gen, const AnswerOptions& options) {
+                                   const KbSnapshot& gen, const AnswerOptions& options) {
   ExtractiveAnswer answer;
   const Analyzer& analyzer = gen.analyzer();
   std::map<std::string, double> weight;  // query term -> idf

@@ -12,7 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "nodes/retrieval/kb/index_generation.h"
+#include "graph/citation.h"
+#include "nodes/retrieval/kb/kb_snapshot.h"
 #include "nodes/retrieval/kb/retriever.h"
 
 namespace sluice::retrieval {
@@ -23,18 +24,6 @@ struct AnswerOptions {
   std::size_t max_sentence_bytes = 600;  // very long "sentences" (tables, code) are cut
 };
 
-struct Citation {
-  int number = 0;
-  std::string doc_id;
-  std::string title;
-  std::uint32_t begin = 0, end = 0;  // the chunk's offsets in the document
-};
-
-// "\n\nSources:\n[1] title (doc id)\n..." ("" without citations): what follows a cited answer.
-std::string sources_text(const std::vector<Citation>& citations);
-// [{"n":1,"doc_id":..,"title":..,"begin":..,"end":..},...]: the "sources" event's data.
-std::string sources_json(const std::vector<Citation>& citations);
-
 struct ExtractiveAnswer {
   std::vector<std::string> pieces;   // stream these in order: "sentence [n] " ...
   std::vector<Citation> sources;
@@ -43,6 +32,6 @@ struct ExtractiveAnswer {
 };
 
 ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<RetrievedChunk>& hits,
-                                   const IndexGeneration& gen, const AnswerOptions& options = {});
+                                   const KbSnapshot& gen, const AnswerOptions& options = {});
 
 }  // namespace sluice::retrieval

@@ -1,4 +1,4 @@
-#include "nodes/retrieval/kb/index_generation.h"
+#include "nodes/retrieval/kb/kb_snapshot.h"
 
 #include <tbb/parallel_for.h>
 
@@ -9,18 +9,18 @@
 
 namespace sluice::retrieval {
 
-std::shared_ptr<const IndexGeneration> IndexGeneration::build(std::vector<Chunk> chunks,
+std::shared_ptr<const KbSnapshot> KbSnapshot::build(std::vector<Chunk> chunks,
                                                               const std::vector<float>& vectors,
                                                               std::shared_ptr<const Embedder> embedder,
                                                               const IndexOptions& options,
                                                               std::uint64_t version) {
-  if (!embedder) throw std::invalid_argument("index generation: no embedder");
+  if (!embedder) throw std::invalid_argument("index snapshot: no embedder");
   const std::size_t dim = embedder->dimension();
   if (vectors.size() != chunks.size() * dim) {
-    throw std::invalid_argument("index generation: " + std::to_string(vectors.size()) + " floats for " +
+    throw std::invalid_argument("index snapshot: " + std::to_string(vectors.size()) + " floats for " +
                                 std::to_string(chunks.size()) + " chunks of dimension " + std::to_string(dim));
   }
-  std::shared_ptr<IndexGeneration> g(new IndexGeneration(options));
+  std::shared_ptr<KbSnapshot> g(new KbSnapshot(options));
   g->version_ = version;
   g->embedder_ = std::move(embedder);
   std::vector<std::vector<std::string>> terms(chunks.size());
@@ -44,11 +44,11 @@ std::shared_ptr<const IndexGeneration> IndexGeneration::build(std::vector<Chunk>
   return g;
 }
 
-std::vector<ScoredDoc> IndexGeneration::search_bm25(std::string_view query, std::size_t k) const {
+std::vector<ScoredDoc> KbSnapshot::search_bm25(std::string_view query, std::size_t k) const {
   return bm25_.search(analyzer_.terms(query), k);
 }
 
-std::vector<std::vector<ScoredDoc>> IndexGeneration::search_dense(const float* query_vectors, std::size_t nq,
+std::vector<std::vector<ScoredDoc>> KbSnapshot::search_dense(const float* query_vectors, std::size_t nq,
                                                                   std::size_t k) const {
   return vectors_->search(query_vectors, nq, k);
 }

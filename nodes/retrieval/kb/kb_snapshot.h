@@ -1,10 +1,10 @@
-// IndexGeneration: one immutable, complete snapshot of the searchable knowledge base: the
+// KbSnapshot: one immutable, complete snapshot of the searchable knowledge base: the
 // chunks, their BM25 index, the embedder that produced their vectors, and the vector index.
 //
-// A generation is built whole (build()) and never changes afterwards, so any number of queries
-// may read it concurrently through a shared_ptr<const IndexGeneration> while the next one is
+// A snapshot is built whole (build()) and never changes afterwards, so any number of queries
+// may read it concurrently through a shared_ptr<const KbSnapshot> while the next one is
 // being built; the knowledge base swaps the pointer (knowledge_base.h). `version` increases by one
-// per generation and is what caches invalidate on.
+// per snapshot and is what caches invalidate on.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +31,11 @@ struct IndexOptions {
   HnswOptions hnsw;
 };
 
-class IndexGeneration {
+class KbSnapshot {
  public:
   // `vectors` holds chunks.size() rows of embedder->dimension() floats, in chunk order.
   // Throws std::invalid_argument when sizes disagree or an option is unknown.
-  static std::shared_ptr<const IndexGeneration> build(std::vector<Chunk> chunks, const std::vector<float>& vectors,
+  static std::shared_ptr<const KbSnapshot> build(std::vector<Chunk> chunks, const std::vector<float>& vectors,
                                                       std::shared_ptr<const Embedder> embedder,
                                                       const IndexOptions& options, std::uint64_t version);
 
@@ -53,7 +53,7 @@ class IndexGeneration {
   std::vector<std::vector<ScoredDoc>> search_dense(const float* query_vectors, std::size_t nq, std::size_t k) const;
 
  private:
-  IndexGeneration(const IndexOptions& options) : options_(options), analyzer_(options.analyzer) {}
+  KbSnapshot(const IndexOptions& options) : options_(options), analyzer_(options.analyzer) {}
   IndexOptions options_;
   Analyzer analyzer_;
   std::uint64_t version_ = 0;

@@ -68,7 +68,7 @@ KnowledgeBase::KnowledgeBase(KnowledgeBaseOptions options) : options_(std::move(
     }
   }
   if (embedder_ == nullptr) {
-    // An empty generation needs some embedder to answer (with nothing) before the first ingest.
+    // An empty snapshot needs some embedder to answer (with nothing) before the first ingest.
     embedder_ = LsaEmbedder::fit({}, options_.lsa);
   }
   IngestStats ignored;
@@ -79,10 +79,10 @@ KnowledgeBase::KnowledgeBase(KnowledgeBaseOptions options) : options_(std::move(
     chunks.insert(chunks.end(), s.chunks.begin(), s.chunks.end());
     vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
   }
-  live_ = IndexGeneration::build(std::move(chunks), vectors, embedder_, options_.index, version());
+  live_ = KbSnapshot::build(std::move(chunks), vectors, embedder_, options_.index, version());
 }
 
-std::shared_ptr<const IndexGeneration> KnowledgeBase::current() const {
+std::shared_ptr<const KbSnapshot> KnowledgeBase::current() const {
   std::lock_guard<std::mutex> lock(swap_mu_);
   return live_;
 }
@@ -229,7 +229,7 @@ void KnowledgeBase::commit(IngestStats& stats) {
     vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
   }
   const std::uint64_t v = version() + 1;
-  auto gen = IndexGeneration::build(std::move(chunks), vectors, embedder_, options_.index, v);
+  auto gen = KbSnapshot::build(std::move(chunks), vectors, embedder_, options_.index, v);
   version_.store(v, std::memory_order_release);
   if (!options_.directory.empty()) persist();
   if (before_swap_) before_swap_();

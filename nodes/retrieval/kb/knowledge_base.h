@@ -1,4 +1,4 @@
-// KnowledgeBase: the documents, their chunks and vectors, and the live IndexGeneration that
+// KnowledgeBase: the documents, their chunks and vectors, and the live KbSnapshot that
 // queries read. The lifecycle the issue asks for:
 //
 //  - Incremental ingest. Each document's content fingerprint (FNV-1a 64 of its kind, title and
@@ -12,10 +12,10 @@
 //    keep their vectors; it is refitted (and every chunk re-embedded) when the chunks changed
 //    since the last fit exceed `refit_fraction` of the total, so the latent space follows the
 //    corpus without refitting on every small edit.
-//  - Double buffer. Every change builds the next generation off to the side, then swaps a
+//  - Double buffer. Every change builds the next snapshot off to the side, then swaps a
 //    shared_ptr under a short lock: queries (current()) never see a half-built index and never
-//    wait for a build; a reader keeps its generation alive for as long as it holds it.
-//  - Persistence (when `directory` is set): kb.bin = magic "SLKB", format version, generation
+//    wait for a build; a reader keeps its snapshot alive for as long as it holds it.
+//  - Persistence (when `directory` is set): kb.bin = magic "SLKB", format version, snapshot
 //    version, payload size, FNV-1a 64 checksum of the payload, payload. Written to a temporary
 //    file, fsync'ed, then renamed over kb.bin after the old one is kept as kb.prev; a crash
 //    mid-write leaves kb.bin (or kb.prev) intact, and open() falls back to kb.prev when kb.bin
@@ -37,7 +37,7 @@
 #include "nodes/retrieval/chunk/chunker.h"
 #include "nodes/retrieval/dense/lsa_embedder.h"
 #include "nodes/retrieval/eval/beir_dataset.h"
-#include "nodes/retrieval/kb/index_generation.h"
+#include "nodes/retrieval/kb/kb_snapshot.h"
 
 namespace sluice::retrieval {
 
@@ -86,15 +86,15 @@ class KnowledgeBase {
   IngestStats update(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals,
                      const IngestProgressFn& progress = {});
 
-  // The live generation (never null; empty before the first ingest).
-  std::shared_ptr<const IndexGeneration> current() const;
+  // The live snapshot (never null; empty before the first ingest).
+  std::shared_ptr<const KbSnapshot> current() const;
   std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
   std::size_t document_count() const;
   // Where it persists ("" in memory only).
   const std::string& directory() const { return options_.directory; }
   // Which file open() loaded: "kb.bin", "kb.prev", or "" (fresh).
   const std::string& loaded_from() const { return loaded_from_; }
-  // Test hook: called after the new generation is built and before it is swapped in.
+  // Test hook: called after the new snapshot is built and before it is swapped in.
   void set_before_swap_hook(std::function<void()> hook) { before_swap_ = std::move(hook); }
 
  private:
@@ -114,9 +114,9 @@ class KnowledgeBase {
   KnowledgeBaseOptions options_;
   std::mutex write_mu_;                    // serialises mutations
   mutable std::mutex swap_mu_;             // guards live_ (held only for a pointer copy)
-  std::shared_ptr<const IndexGeneration> live_;
+  std::shared_ptr<const KbSnapshot> live_;
   std::atomic<std::uint64_t> version_{0};
-  std::map<std::string, DocState> docs_;   // ordered: generations list chunks in doc-id order
+  std::map<std::string, DocState> docs_;   // ordered: snapshots list chunks in doc-id order
   std::shared_ptr<const LsaEmbedder> embedder_;
   std::size_t changed_since_fit_ = 0;
   std::string loaded_from_;

@@ -66,7 +66,7 @@ std::vector<RetrievedChunk> fuse_candidates(const std::vector<ScoredDoc>& bm25, 
   return out;
 }
 
-std::vector<ScoredDoc> feedback_dense(const IndexGeneration& gen, const float* query_vector,
+std::vector<ScoredDoc> feedback_dense(const KbSnapshot& gen, const float* query_vector,
                                       const std::vector<ScoredDoc>& fused, std::size_t docs, float weight,
                                       std::size_t candidates) {
   const std::size_t dim = gen.embedder().dimension();
@@ -82,7 +82,7 @@ std::vector<ScoredDoc> feedback_dense(const IndexGeneration& gen, const float* q
   return gen.search_dense(q.data(), 1, candidates)[0];
 }
 
-std::vector<RetrievedChunk> hybrid_rank(const IndexGeneration& gen, const float* query_vector,
+std::vector<RetrievedChunk> hybrid_rank(const KbSnapshot& gen, const float* query_vector,
                                         const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& dense,
                                         const FusionParams& params, const RetrieveOptions& options) {
   if (options.feedback_docs == 0) return fuse_candidates(bm25, dense, params, RetrieveMode::kHybrid);
@@ -94,7 +94,7 @@ std::vector<RetrievedChunk> hybrid_rank(const IndexGeneration& gen, const float*
   return fuse_candidates(bm25, moved, second, RetrieveMode::kHybrid);
 }
 
-void rerank_hits(std::vector<RetrievedChunk>& hits, std::string_view query, const IndexGeneration& gen,
+void rerank_hits(std::vector<RetrievedChunk>& hits, std::string_view query, const KbSnapshot& gen,
                  const RerankScorer& scorer, std::size_t depth, float weight) {
   const std::size_t n = std::min(depth, hits.size());
   if (n == 0) return;
@@ -116,7 +116,7 @@ void rerank_hits(std::vector<RetrievedChunk>& hits, std::string_view query, cons
                    [](const RetrievedChunk& a, const RetrievedChunk& b) { return a.score > b.score; });
 }
 
-RetrieveResult retrieve(const IndexGeneration& gen, std::string_view query, const RetrieveOptions& options) {
+RetrieveResult retrieve(const KbSnapshot& gen, std::string_view query, const RetrieveOptions& options) {
   using Clock = std::chrono::steady_clock;
   RetrieveResult r;
   r.type = classify_query(query);

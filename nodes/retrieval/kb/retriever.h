@@ -1,4 +1,4 @@
-// The query path over one IndexGeneration: BM25 and dense candidates, fusion by query type,
+// The query path over one KbSnapshot: BM25 and dense candidates, fusion by query type,
 // optional rerank. Each stage is a separate function so the flow graph can run BM25 and dense
 // as parallel branches (broadcast + join) and fuse/rerank as their own nodes; retrieve()
 // composes them in sequence for evaluation and tests.
@@ -15,7 +15,7 @@
 
 #include "nodes/retrieval/fusion/fusion.h"
 #include "nodes/retrieval/fusion/query_classifier.h"
-#include "nodes/retrieval/kb/index_generation.h"
+#include "nodes/retrieval/kb/kb_snapshot.h"
 #include "nodes/retrieval/rerank/rerank_scorer.h"
 
 namespace sluice::retrieval {
@@ -70,22 +70,22 @@ struct RetrieveResult {
 std::vector<RetrievedChunk> fuse_candidates(const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& dense,
                                             const FusionParams& params, RetrieveMode mode);
 // Stage: rescore the first `depth` hits with `scorer` and blend; hits beyond depth keep order below.
-void rerank_hits(std::vector<RetrievedChunk>& hits, std::string_view query, const IndexGeneration& gen,
+void rerank_hits(std::vector<RetrievedChunk>& hits, std::string_view query, const KbSnapshot& gen,
                  const RerankScorer& scorer, std::size_t depth, float weight);
 
 // Stage: hybrid feedback (see RetrieveOptions::feedback_docs): new dense candidates for the
 // query vector moved towards the first `docs` fused hits. Returns `dense` unchanged when off.
-std::vector<ScoredDoc> feedback_dense(const IndexGeneration& gen, const float* query_vector,
+std::vector<ScoredDoc> feedback_dense(const KbSnapshot& gen, const float* query_vector,
                                       const std::vector<ScoredDoc>& fused, std::size_t docs, float weight,
                                       std::size_t candidates);
 // fuse -> feedback -> fuse, the whole hybrid ranking for one query (all candidates kept).
-std::vector<RetrievedChunk> hybrid_rank(const IndexGeneration& gen, const float* query_vector,
+std::vector<RetrievedChunk> hybrid_rank(const KbSnapshot& gen, const float* query_vector,
                                         const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& dense,
                                         const FusionParams& params, const RetrieveOptions& options);
 
 FusionParams fusion_params_for(const RetrieveOptions& options, QueryType type);
 
 // All stages in sequence (BM25, embed, dense, fuse, rerank); hits cut to options.top_k.
-RetrieveResult retrieve(const IndexGeneration& gen, std::string_view query, const RetrieveOptions& options);
+RetrieveResult retrieve(const KbSnapshot& gen, std::string_view query, const RetrieveOptions& options);
 
 }  // namespace sluice::retrieval

@@ -6,27 +6,27 @@
 
 namespace sluice::retrieval {
 
-std::shared_ptr<const IndexGeneration> pinned_generation(Request& request, const KnowledgeBase& kb) {
-  auto gen = request.attachment<const IndexGeneration>(kGenerationKey);
+std::shared_ptr<const KbSnapshot> pinned_snapshot(Request& request, const KnowledgeBase& kb) {
+  auto gen = request.attachment<const KbSnapshot>(kSnapshotKey);
   if (!gen) {
     gen = kb.current();
-    request.attach<const IndexGeneration>(kGenerationKey, gen);
+    request.attach<const KbSnapshot>(kSnapshotKey, gen);
   }
   return gen;
 }
 
 void EmbedNode::process(Batch& batch) {
-  // One embedder call per generation present in the batch (normally exactly one).
+  // One embedder call per snapshot present in the batch (normally exactly one).
   std::vector<RequestPtr> active;
   for (auto& r : batch.requests) {
     if (r->active()) active.push_back(r);
   }
   while (!active.empty()) {
-    const auto gen = pinned_generation(*active.front(), *kb_);
+    const auto gen = pinned_snapshot(*active.front(), *kb_);
     std::vector<RequestPtr> same, rest;
     std::vector<std::string> texts;
     for (auto& r : active) {
-      if (pinned_generation(*r, *kb_) == gen) {
+      if (pinned_snapshot(*r, *kb_) == gen) {
         same.push_back(r);
         texts.push_back(r->input().query());
       } else {
@@ -46,7 +46,7 @@ void EmbedNode::process(Batch& batch) {
 void DenseNode::process(Batch& batch) {
   for (auto& r : batch.requests) {
     if (!r->active()) continue;
-    const auto gen = pinned_generation(*r, *kb_);
+    const auto gen = pinned_snapshot(*r, *kb_);
     auto qv = r->attachment<std::vector<float>>(kQueryVectorKey);
     if (!qv || qv->size() != gen->embedder().dimension()) {
       r->complete(Status::Error(StatusCode::kInternal, "dense: no query vector (is an embed node upstream?)"),
@@ -60,7 +60,7 @@ void DenseNode::process(Batch& batch) {
 void Bm25Node::process(Batch& batch) {
   for (auto& r : batch.requests) {
     if (!r->active()) continue;
-    const auto gen = pinned_generation(*r, *kb_);
+    const auto gen = pinned_snapshot(*r, *kb_);
     r->attach(kBm25Key, std::make_shared<std::vector<ScoredDoc>>(gen->search_bm25(r->input().query(), candidates_)));
   }
 }
@@ -68,7 +68,7 @@ void Bm25Node::process(Batch& batch) {
 void FuseNode::process(Batch& batch) {
   for (auto& r : batch.requests) {
     if (!r->active()) continue;
-    const auto gen = pinned_generation(*r, *kb_);
+    const auto gen = pinned_snapshot(*r, *kb_);
     const auto bm25 = r->attachment<std::vector<ScoredDoc>>(kBm25Key);
     const auto dense = r->attachment<std::vector<ScoredDoc>>(kDenseKey);
     const auto qv = r->attachment<std::vector<float>>(kQueryVectorKey);
@@ -92,7 +92,7 @@ void FuseNode::process(Batch& batch) {
 void RerankNode::process(Batch& batch) {
   for (auto& r : batch.requests) {
     if (!r->active()) continue;
-    const auto gen = pinned_generation(*r, *kb_);
+    const auto gen = pinned_snapshot(*r, *kb_);
     auto hits = r->attachment<RetrievalHits>(kHitsKey);
     if (!hits) continue;
     auto next = std::make_shared<RetrievalHits>(*hits);  // attachments are shared: copy, then replace
@@ -114,7 +114,7 @@ RetrieveOptions retrieve_options_from(const FuseConfig& c) {
   return o;
 }
 
-std::string hits_json(const RetrievalHits& hits, const IndexGeneration& gen) {
+std::string hits_json(const RetrievalHits& hits, const KbSnapshot& gen) {
   nlohmann::json j;
   j["version"] = gen.version();
   j["query_type"] = query_type_name(hits.type);
@@ -136,7 +136,7 @@ std::string hits_json(const RetrievalHits& hits, const IndexGeneration& gen) {
 void AnswerNode::process(Batch& batch) {
   for (auto& r : batch.requests) {
     if (!r->active()) continue;
-    const auto gen = pinned_generation(*r, *kb_);
+    const auto gen = pinned_snapshot(*r, *kb_);
     auto hits = r->attachment<RetrievalHits>(kHitsKey);
     const RetrievalHits empty;
     const RetrievalHits& h = hits ? *hits : empty;

@@ -1,7 +1,7 @@
 // Graph node adapters over the retrieval engine: thin, they move data between requests'
 // attachments and the engine (kb/retriever.h). Attachments (keys in kRetrievalKeys):
-//   retrieval.generation  shared_ptr<const IndexGeneration>  pinned once per request (embed, or
-//                         bm25 when there is no embed), so every branch reads one generation
+//   retrieval.snapshot  shared_ptr<const KbSnapshot>  pinned once per request (embed, or
+//                         bm25 when there is no embed), so every branch reads one snapshot
 //   retrieval.query_vector shared_ptr<std::vector<float>>    embed
 //   retrieval.bm25 / retrieval.dense  shared_ptr<std::vector<ScoredDoc>>  the two branches
 //   retrieval.hits        shared_ptr<RetrievalHits>          fuse, rerank
@@ -20,15 +20,15 @@
 #include <string>
 
 #include "graph/node.h"
-#include "sluice/retrieval.pb.h"
 #include "nodes/retrieval/kb/extractive_answer.h"
 #include "nodes/retrieval/kb/knowledge_base.h"
 #include "nodes/retrieval/kb/retriever.h"
 #include "nodes/retrieval/node/knowledge_base_documents.h"
+#include "sluice/retrieval.pb.h"
 
 namespace sluice::retrieval {
 
-inline constexpr const char* kGenerationKey = "retrieval.generation";
+inline constexpr const char* kSnapshotKey = "retrieval.snapshot";
 inline constexpr const char* kQueryVectorKey = "retrieval.query_vector";
 inline constexpr const char* kBm25Key = "retrieval.bm25";
 inline constexpr const char* kDenseKey = "retrieval.dense";
@@ -40,8 +40,8 @@ struct RetrievalHits {
   std::vector<RetrievedChunk> hits;
 };
 
-// The request's pinned generation, pinning the knowledge base's current one if none yet.
-std::shared_ptr<const IndexGeneration> pinned_generation(Request& request, const KnowledgeBase& kb);
+// The request's pinned snapshot, pinning the knowledge base's current one if none yet.
+std::shared_ptr<const KbSnapshot> pinned_snapshot(Request& request, const KnowledgeBase& kb);
 
 // What every retrieval node shares: the knowledge base it reads, exposed to connectors as the
 // pipeline's document store (knowledge_base_documents.h) so POST /v1/documents writes into it.
@@ -121,6 +121,6 @@ class AnswerNode final : public KnowledgeBaseNode {
 RetrieveOptions retrieve_options_from(const FuseConfig& config);
 
 // JSON text of ranked chunks, as /v1/retrieve returns them.
-std::string hits_json(const RetrievalHits& hits, const IndexGeneration& gen);
+std::string hits_json(const RetrievalHits& hits, const KbSnapshot& gen);
 
 }  // namespace sluice::retrieval

@@ -30,7 +30,7 @@ class RerankScorer {
 
 class ProximityScorer final : public RerankScorer {
  public:
-  // `analyzer` and `bm25` (for idf) must outlive the scorer; typically the generation's own.
+  // `analyzer` and `bm25` (for idf) must outlive the scorer; typically the snapshot's own.
   ProximityScorer(const Analyzer& analyzer, const Bm25Index& bm25) : analyzer_(analyzer), bm25_(bm25) {}
   std::vector<float> score(std::string_view query, const std::vector<const Chunk*>& chunks) const override;
 

@@ -100,13 +100,13 @@ TEST_F(HttpSourceTest, CompletionCarriesSamplingFieldsAndText) {
   EXPECT_EQ(in.kind, RequestInput::Kind::kCompletion);
   EXPECT_EQ(in.model, "tiny");
   EXPECT_EQ(in.prompt, "Once");
-  EXPECT_EQ(in.sampling.max_tokens, 7);
+  EXPECT_EQ(in.max_tokens, 7);
   EXPECT_FLOAT_EQ(in.sampling.temperature, 0.5f);
   EXPECT_FLOAT_EQ(in.sampling.top_p, 0.9f);
   EXPECT_EQ(in.sampling.top_k, 40);
   EXPECT_FLOAT_EQ(in.sampling.min_p, 0.05f);
   EXPECT_EQ(in.sampling.seed, 42u);
-  EXPECT_EQ(in.sampling.stop, (std::vector<std::string>{"\n", "END"}));
+  EXPECT_EQ(in.stop, (std::vector<std::string>{"\n", "END"}));
   EXPECT_FLOAT_EQ(in.sampling.presence_penalty, 0.5f);
   EXPECT_FLOAT_EQ(in.sampling.frequency_penalty, -0.5f);
   EXPECT_FLOAT_EQ(in.sampling.repetition_penalty, 1.1f);
@@ -124,8 +124,8 @@ TEST_F(HttpSourceTest, StopAsStringAndMaxCompletionTokens) {
   TestClient client(port());
   client.send(TestClient::post("/v1/chat/completions", chat_body(false, R"(,"stop":"###","max_completion_tokens":5)")));
   RequestPtr req = intake_.next_request();
-  EXPECT_EQ(req->input().sampling.stop, (std::vector<std::string>{"###"}));
-  EXPECT_EQ(req->input().sampling.max_tokens, 5);
+  EXPECT_EQ(req->input().stop, (std::vector<std::string>{"###"}));
+  EXPECT_EQ(req->input().max_tokens, 5);
   req->complete(Status::Ok(), now());
   EXPECT_EQ(client.read_response().status, 200);
 }
@@ -222,6 +222,16 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         ErrorCase{"MalformedJson", chat(R"({"model":"sluice",)"), 400, "", "line 1, column 19"},
         ErrorCase{"NotAnObject", chat("[1]"), 400, "", "must be a JSON object"},
+        // A number beyond a double used to abort the process (nlohmann's out_of_range escaped).
+        ErrorCase{"NumberOverflowInUnknownField", chat(R"({"model":"sluice","zz":1e400})"), 400, "zz",
+                  "'zz' is out of range: number overflow"},
+        ErrorCase{"TemperatureOverflow",
+                  chat(R"({"model":"sluice","messages":[{"role":"user","content":"x"}],"temperature":1e400})"), 400,
+                  "temperature", "number overflow parsing '1e400'"},
+        ErrorCase{"NestedNumberOverflow",
+                  chat(R"({"model":"sluice","messages":[{"role":"user","content":"x"},{"role":"user","w":[1,-2e999]}]})"),
+                  400, "messages[1].w[1]", "out of range"},
+        ErrorCase{"TopLevelNumberOverflow", chat("1e400"), 400, "", "out of range"},
         ErrorCase{"TooDeep", chat(std::string(100, '[') + std::string(100, ']')), 400, "", "nests deeper"},
         ErrorCase{"MissingModel", chat(R"({"messages":[]})"), 400, "model", "'model' is required"},
         ErrorCase{"ModelNotString", chat(R"({"model":7,"messages":[]})"), 400, "model", "must be a string, got an integer"},

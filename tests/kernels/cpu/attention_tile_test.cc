@@ -13,7 +13,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/quant_blocks.h"
+#include "kernels/quant_blocks.h"
 
 namespace sluice::kernels {
 namespace {

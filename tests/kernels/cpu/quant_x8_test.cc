@@ -11,13 +11,13 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tests/kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
-#include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/quant_x8.h"
 #include "kernels/cpu/weight_memory.h"
+#include "kernels/quant_blocks.h"
+#include "tests/kernels/cpu/kernel_test_util.h"
 
 namespace sluice::kernels {
 namespace {

@@ -5,11 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "error_message.h"
-#include "nodes/generation/gguf_file.h"
-#include "test_models.h"
+#include "inference/gguf/gguf_file.h"
+#include "tests/support/error_message.h"
+#include "tests/support/test_models.h"
 
 namespace sluice::generation {
+
+using namespace sluice::inference;
 namespace {
 
 using ::testing::HasSubstr;
@@ -83,24 +85,24 @@ TEST(ChatTemplate, ConfigNamesAndAuto) {
 }
 
 TEST(ChatTemplate, UnknownNameIsAConfigErrorNamingTheField) {
-  EXPECT_EQ(testing::invalid_argument_message([] { chat_template_from_config("chatlm", "chat_template", ""); }),
+  EXPECT_EQ(inference::testing::invalid_argument_message([] { chat_template_from_config("chatlm", "chat_template", ""); }),
             "chat_template: unknown chat template 'chatlm' (expected auto, plain, llama2, chatml or zephyr); did you "
             "mean 'chatml'?");
-  EXPECT_THAT(testing::invalid_argument_message([] { chat_template_from_config("", "chat_template", ""); }),
+  EXPECT_THAT(inference::testing::invalid_argument_message([] { chat_template_from_config("", "chat_template", ""); }),
               ::testing::StartsWith("chat_template: unknown chat template ''"));
 }
 
 TEST(ChatTemplate, ReadsTheModelFilesTemplate) {
-  auto writer = testing::tiny_llama_writer();
+  auto writer = inference::testing::tiny_llama_writer();
   writer.add_string("tokenizer.chat_template", "{{ '<|im_start|>' }}");
   const auto bytes = writer.serialize();
   const auto file = GgufFile::parse("chatml.gguf", bytes.data(), bytes.size());
   EXPECT_EQ(model_chat_template(*file), "{{ '<|im_start|>' }}");
 
-  const auto plain_bytes = testing::tiny_llama_writer().serialize();
+  const auto plain_bytes = inference::testing::tiny_llama_writer().serialize();
   EXPECT_EQ(model_chat_template(*GgufFile::parse("plain.gguf", plain_bytes.data(), plain_bytes.size())), "");
 
-  auto wrong = testing::tiny_llama_writer();
+  auto wrong = inference::testing::tiny_llama_writer();
   wrong.add_u32("tokenizer.chat_template", 7);
   const auto wrong_bytes = wrong.serialize();
   const auto wrong_file = GgufFile::parse("wrong.gguf", wrong_bytes.data(), wrong_bytes.size());
@@ -114,7 +116,7 @@ TEST(ChatTemplate, ReadsTheModelFilesTemplate) {
 }
 
 TEST(ChatTemplate, Stories260KHasNoTemplateSoAutoIsPlain) {
-  const std::string path = testing::shared_model("stories260K.gguf");
+  const std::string path = inference::testing::shared_model("stories260K.gguf");
   SLUICE_REQUIRE_SHARED(path);
   const auto file = GgufFile::open(path);
   EXPECT_EQ(chat_template_from_config("auto", "chat_template", model_chat_template(*file)), ChatTemplate::kPlain);

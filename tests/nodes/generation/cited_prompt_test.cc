@@ -5,9 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "error_message.h"
+#include "tests/support/error_message.h"
 
 namespace sluice::generation {
+
+using namespace sluice::inference;
 namespace {
 
 CitedPromptOptions options() {
@@ -104,7 +106,7 @@ TEST(CitedPrompt, ChatWithoutAUserMessageGetsOneAppended) {
 std::string config_error(void (*change)(CitedPromptOptions&)) {
   auto o = options();
   change(o);
-  return testing::invalid_argument_message([&] { check_cited_prompt_options(o); });
+  return inference::testing::invalid_argument_message([&] { check_cited_prompt_options(o); });
 }
 
 TEST(CitedPrompt, TemplateErrorsNameTheFieldAndTheProblem) {

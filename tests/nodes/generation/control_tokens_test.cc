@@ -8,18 +8,20 @@
 
 #include <algorithm>
 
+#include "inference/gguf/gguf_file.h"
+#include "inference/tokenize/tokenizer.h"
 #include "nodes/generation/chat_template.h"
-#include "nodes/generation/gguf_file.h"
-#include "nodes/generation/tokenizer.h"
-#include "test_models.h"
+#include "tests/support/test_models.h"
 
 namespace sluice::generation {
+
+using namespace sluice::inference;
 namespace {
 
-using testing::kTinyImEnd;
-using testing::kTinyImStart;
-using testing::kTinySep;
-using testing::kTinySepSep;
+using inference::testing::kTinyImEnd;
+using inference::testing::kTinyImStart;
+using inference::testing::kTinySep;
+using inference::testing::kTinySepSep;
 
 class ChatmlVocab : public ::testing::Test {
  protected:
@@ -32,7 +34,7 @@ class ChatmlVocab : public ::testing::Test {
   size_t controls(const std::vector<int32_t>& ids) const {
     return size_t(std::count_if(ids.begin(), ids.end(), [](int32_t t) { return t == kTinyImStart || t == kTinyImEnd; }));
   }
-  testing::TinyVocab vocab_{/*chatml=*/true};
+  inference::testing::TinyVocab vocab_{/*chatml=*/true};
   const Tokenizer* tok_ = &vocab_.tokenizer;
 };
 
@@ -111,7 +113,7 @@ TEST_F(ChatmlVocab, UserDefinedTokensAreMatchedInTextLongestFirst) {
 }
 
 TEST(ControlTokens, Stories260KPromptsWithoutMarkersEncodeAsBefore) {
-  const std::string path = testing::shared_model("stories260K.gguf");
+  const std::string path = inference::testing::shared_model("stories260K.gguf");
   SLUICE_REQUIRE_SHARED(path);
   const auto f = GgufFile::open(path);
   const Tokenizer tok(*f);

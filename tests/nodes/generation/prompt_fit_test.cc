@@ -5,9 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "test_models.h"
+#include "tests/support/test_models.h"
 
 namespace sluice::generation {
+
+using namespace sluice::inference;
 namespace {
 
 using ::testing::EndsWith;
@@ -50,7 +52,7 @@ class PromptFit : public ::testing::Test {
     EXPECT_THAT(text_of(f), StartsWith("Answer from the passages.\n\n"));
     EXPECT_THAT(text_of(f), EndsWith("Question: who said hello?\nAnswer:"));
   }
-  testing::TinyVocab vocab_;
+  inference::testing::TinyVocab vocab_;
   const Tokenizer* tok_ = &vocab_.tokenizer;
   std::vector<std::string> texts_;
   CitedPromptDraft draft_;

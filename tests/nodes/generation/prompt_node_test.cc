@@ -14,14 +14,16 @@
 #include "graph/batch.h"
 #include "graph/node_registry.h"
 #include "graph/spec_loader.h"
-#include "error_message.h"
-#include "test_models.h"
+#include "tests/support/error_message.h"
+#include "tests/support/test_models.h"
 
 namespace sluice {
 void register_generation_nodes(NodeRegistry& registry);
 }
 
 namespace sluice::generation {
+
+using namespace sluice::inference;
 namespace {
 
 using ::testing::HasSubstr;
@@ -79,9 +81,9 @@ std::string prompt_of(const Request& r) {
   return p ? p->render().flat() : "<no prompt attachment>";
 }
 
-std::vector<retrieval::Citation> citations_of(const Request& r) {
-  auto c = r.attachment<std::vector<retrieval::Citation>>(kCitationsKey);
-  return c ? *c : std::vector<retrieval::Citation>{};
+std::vector<Citation> citations_of(const Request& r) {
+  auto c = r.attachment<std::vector<Citation>>(kCitationsKey);
+  return c ? *c : std::vector<Citation>{};
 }
 
 TEST(PromptNode, SystemPartIsByteStableAcrossRequestsWithDifferentPassages) {
@@ -121,7 +123,7 @@ TEST(PromptNode, CitationsAreNumberedInRankOrder) {
   auto hits = std::make_shared<retrieval::RetrievalHits>();
   for (retrieval::DocIndex c : {2u, 0u, 1u}) hits->hits.push_back({c, 1.0f});
   auto r = completion(1, "q");
-  r->attach<const retrieval::IndexGeneration>(retrieval::kGenerationKey, gen);
+  r->attach<const retrieval::KbSnapshot>(retrieval::kSnapshotKey, gen);
   r->attach(retrieval::kHitsKey, hits);
   ManualClock clock;
   PromptNode node(options_from_yaml("{chat_template: plain}"), &clock);
@@ -167,14 +169,14 @@ TEST(PromptNode, NoHitsSaysSoAndCitesNothing) {
   Batch batch;
   auto without = chat(1, "anything?");  // no retrieval ran: no hits attachment
   auto empty = chat(2, "anything?");    // retrieval found nothing
-  empty->attach<const retrieval::IndexGeneration>(retrieval::kGenerationKey, kb->current());
+  empty->attach<const retrieval::KbSnapshot>(retrieval::kSnapshotKey, kb->current());
   empty->attach(retrieval::kHitsKey, std::make_shared<retrieval::RetrievalHits>());
   batch.requests = {without, empty};
   node.process(batch);
   for (const auto& r : batch.requests) {
     EXPECT_EQ(prompt_of(*r),
               "[INST] <<SYS>>\nS\n<</SYS>>\n\nNo passages were found.\n\nQuestion: anything?\nAnswer: [/INST]");
-    ASSERT_NE(r->attachment<std::vector<retrieval::Citation>>(kCitationsKey), nullptr);
+    ASSERT_NE(r->attachment<std::vector<Citation>>(kCitationsKey), nullptr);
     EXPECT_TRUE(citations_of(*r).empty());
     EXPECT_TRUE(r->active());
   }
@@ -183,7 +185,7 @@ TEST(PromptNode, NoHitsSaysSoAndCitesNothing) {
 TEST(PromptNode, AHitOutsideThePinnedGenerationFailsOnlyThatRequest) {
   auto kb = docs_kb();
   auto bad = completion(1, "q");
-  bad->attach<const retrieval::IndexGeneration>(retrieval::kGenerationKey, kb->current());
+  bad->attach<const retrieval::KbSnapshot>(retrieval::kSnapshotKey, kb->current());
   auto hits = std::make_shared<retrieval::RetrievalHits>();
   hits->hits.push_back({999u, 1.0f});
   bad->attach(retrieval::kHitsKey, hits);
@@ -215,7 +217,7 @@ TEST(PromptNode, SchemaDefaultsArriveWithRealLineBreaks) {
 
 // The message prompt_options_from refuses `config` with.
 std::string config_error(const std::string& config) {
-  return testing::invalid_argument_message([&] { options_from_yaml(config); });
+  return inference::testing::invalid_argument_message([&] { options_from_yaml(config); });
 }
 
 TEST(PromptNode, ConfigErrorsNameTheField) {
@@ -234,7 +236,7 @@ TEST(PromptNode, ConfigErrorsNameTheField) {
 
 TEST(PromptNode, AutoReadsTheModelFilesTemplate) {
   const std::string path = (std::filesystem::temp_directory_path() / "sluice_prompt_chatml.gguf").string();
-  auto writer = testing::tiny_llama_writer();
+  auto writer = inference::testing::tiny_llama_writer();
   writer.add_string("tokenizer.chat_template", "{% for m in messages %}{{'<|im_start|>' + m['role']}}{% endfor %}");
   writer.write(path);
   EXPECT_EQ(options_from_yaml("{model: " + path + "}").chat_template, ChatTemplate::kChatml);
@@ -244,7 +246,7 @@ TEST(PromptNode, AutoReadsTheModelFilesTemplate) {
   }
   std::filesystem::remove(path);
 
-  const std::string stories = testing::shared_model("stories260K.gguf");
+  const std::string stories = inference::testing::shared_model("stories260K.gguf");
   if (std::filesystem::exists(stories)) {
     EXPECT_EQ(options_from_yaml("{model: " + stories + "}").chat_template, ChatTemplate::kPlain);
   }
@@ -261,7 +263,7 @@ TEST(PromptNode, RegisteredAsAKindThatNeedsHitsAndAddsPrompt) {
   NodeSpec spec;
   spec.mutable_prompt()->set_chat_template("nope");
   // An unloaded spec has no schema defaults: the empty passage template is refused first.
-  EXPECT_EQ(testing::invalid_argument_message([&] { kind->factory(spec, NodeContext{}); }),
+  EXPECT_EQ(inference::testing::invalid_argument_message([&] { kind->factory(spec, NodeContext{}); }),
             "passage_template: must contain {{n}}");
 }
 

@@ -138,7 +138,7 @@ TEST(KnowledgeBase, RetrievesWithAllPaths) {
 
 TEST(KnowledgeBase, SwapIsAtomicUnderConcurrentQueries) {
   // Generation v holds documents whose text all carry the tag "vN"; a query must see exactly
-  // one tag across every chunk of the generation it holds, and never fail.
+  // one tag across every chunk of the snapshot it holds, and never fail.
   KnowledgeBase kb(small_options());
   kb.sync(corpus(40, "v0"));
   std::atomic<bool> stop{false};
@@ -172,7 +172,7 @@ TEST(KnowledgeBase, ReadersKeepTheirGenerationWhileTheNextIsBuilt) {
   const auto held = kb.current();
   bool checked = false;
   kb.set_before_swap_hook([&] {
-    // The next generation is complete but not yet visible.
+    // The next snapshot is complete but not yet visible.
     EXPECT_EQ(kb.current()->version(), 1u);
     checked = true;
   });

@@ -96,7 +96,7 @@ TEST(RetrievalNodes, OneRequestReadsOneGenerationAcrossASwap) {
   EmbedNode(kb).process(batch);
   kb->upsert({{"new.md", "New", "A new cache document.", DocumentKind::kNarrative, CodeLanguage::kNone}});
   Bm25Node(kb, 10).process(batch);
-  const auto gen = batch.requests[0]->attachment<const IndexGeneration>(kGenerationKey);
+  const auto gen = batch.requests[0]->attachment<const KbSnapshot>(kSnapshotKey);
   EXPECT_EQ(gen->version(), 1u);
   EXPECT_EQ(kb->version(), 2u);
   for (const auto& h : *batch.requests[0]->attachment<std::vector<ScoredDoc>>(kBm25Key)) {

@@ -1,0 +1,45 @@
+// The kernel backends of this build by kind, chosen once at start-up, and the one thing a
+// backend does before any instance exists: laying out a model's weights for its kernels.
+//
+// Callers above kernels/ (the model, the generator, the serving engine) see KernelBackend and
+// this header only; which implementation runs is a BackendKind in their options. A CUDA twin
+// joins as a kind of its own behind the same two functions.
+//
+// Thread-safety: both functions may be called from any thread; a backend instance is used by
+// one thread at a time (backend.h).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+
+#include "kernels/backend.h"
+
+namespace sluice::kernels {
+
+enum class BackendKind { kCpu };
+const char* backend_kind_name(BackendKind kind);  // "cpu"
+
+struct BackendOptions {
+  BackendKind kind = BackendKind::kCpu;
+  int threads = 1;  // CPU: kernel threads (one oneTBB arena)
+};
+
+std::unique_ptr<KernelBackend> make_backend(const BackendOptions& options);
+
+// Weight matrices a backend rewrote at load, and the memory that holds them.
+class PreparedWeights {
+ public:
+  virtual ~PreparedWeights() = default;
+  virtual size_t matrices() const = 0;  // views rewritten
+  virtual size_t bytes() const = 0;     // memory they take
+};
+
+// Rewrites matrices used only by matmul into the layout `kind`'s kernels run fastest on,
+// replacing each view in place (CPU: Q8_0/Q4_0 interleaved by 8 where AVX2 pays; the
+// environment's SLUICE_QUANT_LAYOUT=rows keeps the file's layout). Returns what holds the
+// copies, or null when no view changed; it must outlive every use of the views. A view that
+// changed no longer reads its old bytes.
+std::unique_ptr<PreparedWeights> prepare_matmul_weights(BackendKind kind, MatrixView* const* views, size_t count);
+
+}  // namespace sluice::kernels
