@@ -168,7 +168,7 @@ void DynamicBatcher::start_batch(BatchPtr batch, Done done) {
   const RequestPtr& r = batch->requests.front();
   std::vector<Flush> flushes;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       flushes.push_back(Flush{std::move(batch), {}});
       flushes.back().dones.push_back(std::move(done));
@@ -206,7 +206,7 @@ void DynamicBatcher::start_batch(BatchPtr batch, Done done) {
 void DynamicBatcher::tick(Nanos now) {
   std::vector<Flush> flushes;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     drain_locked(now, flushes);
   }
   for (auto& f : flushes) emit(f);
@@ -225,18 +225,18 @@ Nanos DynamicBatcher::next_flush_locked() const {
 }
 
 Nanos DynamicBatcher::next_flush() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return next_flush_locked();
 }
 
 void DynamicBatcher::start() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (timer_.joinable() || stopping_) return;
   timer_ = std::thread([this] { run_timer(); });
 }
 
 void DynamicBatcher::run_timer() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     // Computed under the lock that start_batch holds while opening a batch: no lost wake-up.
     Nanos at = next_flush_locked();
@@ -256,7 +256,7 @@ void DynamicBatcher::run_timer() {
 void DynamicBatcher::stop() {
   std::vector<Flush> flushes;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     Nanos now = clock_->now();
     for (std::size_t i = 0; i < classes_.size(); ++i) {

@@ -33,16 +33,16 @@
 // the lock.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "graph/metrics.h"
+#include "graph/mutex.h"
 #include "graph/node.h"
+#include "graph/thread_annotations.h"
 #include "nodes/admission/rate_meter.h"
 #include "sluice/admission.pb.h"
 
@@ -83,12 +83,12 @@ class DynamicBatcher final : public AsyncNode {
     BatchPtr batch;
     std::vector<Done> dones;
   };
-  Flush take_locked(Open& o, std::size_t cls, Nanos now);
+  Flush take_locked(Open& o, std::size_t cls, Nanos now) REQUIRES(mu_);
   // Emits what may leave now (sealed first, then due open batches; urgent classes first).
-  void drain_locked(Nanos now, std::vector<Flush>& out);
-  bool can_emit_locked();
+  void drain_locked(Nanos now, std::vector<Flush>& out) REQUIRES(mu_);
+  bool can_emit_locked() REQUIRES(mu_);
   static void emit(Flush& f);
-  Nanos next_flush_locked() const;
+  Nanos next_flush_locked() const REQUIRES(mu_);
   void run_timer();
 
   std::string name_;
@@ -100,14 +100,15 @@ class DynamicBatcher final : public AsyncNode {
   std::vector<std::size_t> caps_;
   std::uint32_t max_outstanding_;
   bool per_class_;
-  std::deque<BatchPtr> outstanding_;  // emitted, not yet answered (only when max_outstanding_ > 0)
-  bool had_room_ = true;              // continuous mode: the stage had room at the last look
-  Nanos room_since_ = 0;              // since when (a batch waits at most `window` after it)
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  std::vector<ClassState> classes_;
-  bool stopping_ = false;
+  mutable Mutex mu_;
+  CondVar wake_;
+  std::deque<BatchPtr> outstanding_ GUARDED_BY(mu_);  // emitted, not yet answered (only when max_outstanding_ > 0)
+  bool had_room_ GUARDED_BY(mu_) = true;              // continuous mode: the stage had room at the last look
+  Nanos room_since_ GUARDED_BY(mu_) = 0;              // since when (a batch waits at most `window` after it)
+  std::vector<ClassState> classes_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  // Started under mu_, joined by stop() outside it (the timer takes mu_), so not annotated.
   std::thread timer_;
 };
 

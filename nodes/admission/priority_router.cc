@@ -34,6 +34,50 @@ ShedLadderSettings ladder_settings(const ShedLadderConfig& c, std::size_t classe
   return s;
 }
 
+ClassSchedulerSettings scheduler_settings(const PriorityRouterConfig& config, const std::vector<RouterClassPolicy>& policies) {
+  ClassSchedulerSettings s;
+  for (const auto& p : policies) s.weights.push_back(p.weight);
+  s.strict_above = config.strict_above();
+  s.aging = to_nanos(config.aging());
+  // Unset in a config built in code (files get the schema default).
+  s.aging_share = config.aging_share() > 0 ? config.aging_share() : 0.1;
+  return s;
+}
+
+// Unset in a config built in code (files get the schema default): 5s.
+Nanos rate_memory(const TokenBudgetConfig& c) {
+  Nanos memory = to_nanos(c.rate_memory());
+  return memory > 0 ? memory : 5 * kNanosPerSecond;
+}
+
+// The class policies: each position's defaults, overridden by the file's `classes`.
+std::vector<RouterClassPolicy> class_policies(const PriorityRouterConfig& config, const std::vector<std::string>& class_names) {
+  if (class_names.empty()) throw std::invalid_argument("the pipeline defines no priority classes");
+  std::vector<RouterClassPolicy> policies;
+  for (std::size_t i = 0; i < class_names.size(); ++i) policies.push_back(default_class_policy(i, class_names[i]));
+  for (int i = 0; i < config.classes_size(); ++i) {
+    const RouterClassConfig& cc = config.classes(i);
+    auto it = std::find(class_names.begin(), class_names.end(), cc.name());
+    if (it == class_names.end()) {
+      std::string all;
+      for (const auto& n : class_names) all += (all.empty() ? "" : ", ") + n;
+      throw std::invalid_argument("classes[" + std::to_string(i) + "].name: '" + cc.name() +
+                                  "' is not a priority class of runtime.classes (" + all + ")");
+    }
+    RouterClassPolicy& p = policies[static_cast<std::size_t>(it - class_names.begin())];
+    if (cc.has_max_queue()) p.max_queue = cc.max_queue();
+    if (cc.has_queue_timeout()) p.queue_timeout = to_nanos(cc.queue_timeout());
+    if (cc.has_weight()) p.weight = std::max<std::uint32_t>(1, cc.weight());
+    if (cc.has_target_ttft()) {
+      p.target_ttft = to_nanos(cc.target_ttft());
+      if (p.target_ttft < 0) {
+        throw std::invalid_argument("classes[" + std::to_string(i) + "].target_ttft: must not be negative");
+      }
+    }
+  }
+  return policies;
+}
+
 }  // namespace
 
 RouterClassPolicy default_class_policy(std::size_t position, const std::string& name) {
@@ -54,44 +98,20 @@ std::int64_t estimate_prompt_tokens(const RequestInput& input, double chars_per_
 PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeContext& ctx)
     : name_(ctx.name),
       clock_(ctx.clock),
+      policies_(class_policies(config, ctx.class_names)),
       max_running_(config.max_running() == 0 ? 64 : config.max_running()),
-      strict_above_(config.strict_above()),
-      aging_(to_nanos(config.aging())),
-      // Unset in a config built in code (files get the schema default).
-      aging_share_(config.aging_share() > 0 ? config.aging_share() : 0.1),
       heartbeat_interval_(to_nanos(config.heartbeat_interval())),
       retry_after_max_(std::max(1.0, nanos_to_seconds(to_nanos(config.retry_after_max())))),
       evaluate_every_(to_nanos(config.shedding().evaluate_every())),
       deferrable_sources_(config.deferrable_sources().begin(), config.deferrable_sources().end()),
       token_budget_(config.token_budget().enabled()),
-      // Unset in a config built in code (files get the schema defaults): 4 bytes a token, 5s.
+      // Unset in a config built in code (files get the schema default): 4 bytes a token.
       chars_per_token_(config.token_budget().chars_per_token() > 0 ? config.token_budget().chars_per_token() : 4.0),
-      rate_memory_(to_nanos(config.token_budget().rate_memory()) > 0 ? to_nanos(config.token_budget().rate_memory())
-                                                                     : 5 * kNanosPerSecond),
-      ladder_(ladder_settings(config.shedding(), ctx.class_names.size())) {
-  if (ctx.class_names.empty()) throw std::invalid_argument("the pipeline defines no priority classes");
+      fronts_(policies_.size(), ClassScheduler::kEmptyQueue),
+      scheduler_(scheduler_settings(config, policies_)),
+      ladder_(ladder_settings(config.shedding(), ctx.class_names.size())),
+      prefill_(rate_memory(config.token_budget()), 0) {
   if (evaluate_every_ <= 0) evaluate_every_ = 250 * kNanosPerMilli;
-  for (std::size_t i = 0; i < ctx.class_names.size(); ++i) policies_.push_back(default_class_policy(i, ctx.class_names[i]));
-  for (int i = 0; i < config.classes_size(); ++i) {
-    const RouterClassConfig& cc = config.classes(i);
-    auto it = std::find(ctx.class_names.begin(), ctx.class_names.end(), cc.name());
-    if (it == ctx.class_names.end()) {
-      std::string all;
-      for (const auto& n : ctx.class_names) all += (all.empty() ? "" : ", ") + n;
-      throw std::invalid_argument("classes[" + std::to_string(i) + "].name: '" + cc.name() +
-                                  "' is not a priority class of runtime.classes (" + all + ")");
-    }
-    RouterClassPolicy& p = policies_[static_cast<std::size_t>(it - ctx.class_names.begin())];
-    if (cc.has_max_queue()) p.max_queue = cc.max_queue();
-    if (cc.has_queue_timeout()) p.queue_timeout = to_nanos(cc.queue_timeout());
-    if (cc.has_weight()) p.weight = std::max<std::uint32_t>(1, cc.weight());
-    if (cc.has_target_ttft()) {
-      p.target_ttft = to_nanos(cc.target_ttft());
-      if (p.target_ttft < 0) {
-        throw std::invalid_argument("classes[" + std::to_string(i) + "].target_ttft: must not be negative");
-      }
-    }
-  }
   if (token_budget_ && (chars_per_token_ < 0.5 || chars_per_token_ > 64)) {
     throw std::invalid_argument("token_budget.chars_per_token: must be between 0.5 and 64, got " + std::to_string(chars_per_token_));
   }
@@ -119,15 +139,17 @@ PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeCon
                                   "Measured prefill rate of the token budget (estimated prompt tokens per saturated second)", l);
     }
   }
+  // One reading of the clock starts the busy-fraction interval and the first rate sample.
   Nanos now = clock_->now();
-  busy_since_ = interval_start_ = rate_sampled_at_ = now;
+  busy_since_ = interval_start_ = now;
+  prefill_ = PrefillRateEstimator(rate_memory(config.token_budget()), now);
   if (ctx.install_admission) ctx.install_admission(this);
 }
 
 PriorityRouter::~PriorityRouter() { stop(); }
 
 std::size_t PriorityRouter::class_of(const Request& r) const {
-  return std::min<std::size_t>(r.priority, classes_.size() - 1);
+  return std::min<std::size_t>(r.priority, policies_.size() - 1);
 }
 
 bool PriorityRouter::shed_by_ladder_locked(std::size_t cls) const {
@@ -145,39 +167,24 @@ double PriorityRouter::retry_after_locked(const ClassState& c, Nanos now) const 
 
 Status PriorityRouter::token_budget_refusal_locked(std::size_t cls, std::int64_t tokens) const {
   Nanos target = classes_[cls].policy.target_ttft;
-  if (!token_budget_ || target <= 0 || !prefill_rate_known_ || prefill_rate_ <= 0) return Status::Ok();
+  double rate = prefill_.rate();  // 0 until measured
+  if (!token_budget_ || target <= 0 || rate <= 0) return Status::Ok();
   std::int64_t ahead = 0;  // under strict priority, these start before the new request
   for (std::size_t i = 0; i <= cls; ++i) ahead += classes_[i].reserved_tokens;
   if (ahead == 0) return Status::Ok();  // an empty queue always takes one, however long
-  double budget = nanos_to_seconds(target) * prefill_rate_;
+  double budget = nanos_to_seconds(target) * rate;
   double wanted = static_cast<double>(ahead + tokens);
   if (wanted <= budget) return Status::Ok();
   char detail[200];
   std::snprintf(detail, sizeof detail, "%lld queued + ~%lld of this request > target_ttft %.1fs x measured prefill rate %.0f tokens/s = %.0f",
-                static_cast<long long>(ahead), static_cast<long long>(tokens), nanos_to_seconds(target), prefill_rate_, budget);
+                static_cast<long long>(ahead), static_cast<long long>(tokens), nanos_to_seconds(target), rate, budget);
   Status s = Status::Error(StatusCode::kOverloaded,
                            "the prompt tokens queued in class '" + classes_[cls].policy.name +
                                "' and the classes ahead of it exceed its token budget (" + detail + ")",
                            AbortCause::kShed);
   // The excess drains at the measured rate.
-  s.retry_after_seconds = std::clamp((wanted - budget) / prefill_rate_, 1.0, retry_after_max_);
+  s.retry_after_seconds = std::clamp((wanted - budget) / rate, 1.0, retry_after_max_);
   return s;
-}
-
-void PriorityRouter::sample_prefill_rate_locked(Nanos now) {
-  // Both sums decay alike, so idle stretches leave their ratio (the stage's speed) unchanged.
-  double keep = std::exp(-nanos_to_seconds(now - rate_sampled_at_) / nanos_to_seconds(rate_memory_));
-  token_sum_ = token_sum_ * keep + tokens_done_;
-  saturated_sum_ = saturated_sum_ * keep + nanos_to_seconds(saturated_);
-  saturated_total_ += saturated_;
-  tokens_done_ = 0;
-  saturated_ = 0;
-  rate_sampled_at_ = now;
-  // Warm-up: one memory's worth of saturated time before the rate is trusted.
-  if (saturated_total_ < rate_memory_ || token_sum_ <= 0 || saturated_sum_ <= 0) return;
-  prefill_rate_ = token_sum_ / saturated_sum_;
-  prefill_rate_known_ = true;
-  if (m_prefill_rate_) m_prefill_rate_->set(prefill_rate_);
 }
 
 Status PriorityRouter::admit(const RequestPtr& request, const std::string& source, Nanos now) {
@@ -187,7 +194,7 @@ Status PriorityRouter::admit(const RequestPtr& request, const std::string& sourc
   bool deferrable = false;
   DeferralHook hook;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ClassState& c = classes_[cls];
     if (shed_by_ladder_locked(cls)) {
       c.ladder_refused.record(now);  // the demand the level turns away: its calm test counts it
@@ -223,7 +230,7 @@ Status PriorityRouter::admit(const RequestPtr& request, const std::string& sourc
     }
   }
   if (deferrable && hook(request, refusal.retry_after_seconds)) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++classes_[cls].counts.deferred;
     if (classes_[cls].m_deferred) classes_[cls].m_deferred->inc();
     refusal.message += "; deferred to the source's retry hook";
@@ -232,7 +239,7 @@ Status PriorityRouter::admit(const RequestPtr& request, const std::string& sourc
 }
 
 void PriorityRouter::set_deferral_hook(const std::string& source, DeferralHook hook) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   deferral_hooks_[source] = std::move(hook);
 }
 
@@ -240,7 +247,7 @@ void PriorityRouter::account_running_locked(Nanos now) {
   if (now > busy_since_) {
     double used = static_cast<double>(std::min<std::int64_t>(running_total_, max_running_)) / max_running_;
     busy_integral_ += used * static_cast<double>(now - busy_since_);
-    if (rate_clock_) saturated_ += now - busy_since_;
+    prefill_.elapsed(now - busy_since_);
     busy_since_ = now;
   }
 }
@@ -248,7 +255,7 @@ void PriorityRouter::account_running_locked(Nanos now) {
 void PriorityRouter::start_batch(BatchPtr batch, Done done) {
   std::vector<Dispatch> dispatches;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Waiting w;
     w.cls = classes_.size();
     w.admitted_at = kNoDeadline;
@@ -275,63 +282,16 @@ void PriorityRouter::start_batch(BatchPtr batch, Done done) {
   for (auto& [b, d] : dispatches) d(std::move(b));
 }
 
-bool PriorityRouter::strict_locked(Nanos now) const {
-  return ladder_.level() > 0 || last_busy_fraction_ >= strict_above_;
-}
-
-int PriorityRouter::strict_pick_locked(Nanos now, Nanos aging) const {
-  // Strict priority with aging: the effective class falls one step per `aging` waited.
-  int best = -1;
-  std::int64_t best_eff = 0;
-  Nanos best_at = 0;
-  for (std::size_t i = 0; i < classes_.size(); ++i) {
-    const auto& q = classes_[i].queue;
-    if (q.empty()) continue;
-    std::int64_t eff = static_cast<std::int64_t>(i);
-    if (aging > 0) eff = std::max<std::int64_t>(0, eff - (now - q.front().admitted_at) / aging);
-    if (best < 0 || eff < best_eff || (eff == best_eff && q.front().admitted_at < best_at)) {
-      best = static_cast<int>(i);
-      best_eff = eff;
-      best_at = q.front().admitted_at;
-    }
-  }
-  return best;
-}
-
-int PriorityRouter::pick_class_locked(Nanos now) {
-  if (strict_locked(now)) {
-    int aged = strict_pick_locked(now, aging_);
-    if (aging_ <= 0) return aged;
-    int native = strict_pick_locked(now, 0);
-    // Aging passes waiting higher-class work only within its share of the slots: under
-    // sustained overload, requests that waited `aging` would otherwise always be older than
-    // every P0 and take its places batch after batch.
-    if (aged == native || aging_credit_ < 1) return native;
-    aging_credit_ -= 1;
-    return aged;
-  }
-  // Smooth weighted round robin (nginx's): each waiting class gains its weight, the richest
-  // goes and pays the total.
-  int best = -1;
-  std::int64_t total = 0;
-  for (std::size_t i = 0; i < classes_.size(); ++i) {
-    if (classes_[i].queue.empty()) continue;
-    classes_[i].wrr_current += classes_[i].policy.weight;
-    total += classes_[i].policy.weight;
-    if (best < 0 || classes_[i].wrr_current > classes_[static_cast<std::size_t>(best)].wrr_current) best = static_cast<int>(i);
-  }
-  if (best >= 0) classes_[static_cast<std::size_t>(best)].wrr_current -= total;
-  return best;
-}
-
 void PriorityRouter::collect_dispatches_locked(Nanos now, std::vector<Dispatch>& out) {
   while (running_total_ < static_cast<std::int64_t>(max_running_)) {
-    int pick = pick_class_locked(now);
+    for (std::size_t i = 0; i < classes_.size(); ++i) {
+      fronts_[i] = classes_[i].queue.empty() ? ClassScheduler::kEmptyQueue : classes_[i].queue.front().admitted_at;
+    }
+    int pick = scheduler_.pick(fronts_, now, scheduler_.strict(last_busy_fraction_, ladder_.level() > 0));
     if (pick < 0) return;
     ClassState& c = classes_[static_cast<std::size_t>(pick)];
     Waiting w = std::move(c.queue.front());
     c.queue.pop_front();
-    aging_credit_ = std::min(1.0, aging_credit_ + aging_share_);
     account_running_locked(now);
     for (const auto& r : w.batch->requests) {
       auto it = entries_.find(r->id());
@@ -354,7 +314,7 @@ void PriorityRouter::collect_dispatches_locked(Nanos now, std::vector<Dispatch>&
 void PriorityRouter::on_complete(Request& request, Nanos now) {
   std::vector<Dispatch> dispatches;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find(request.id());
     if (it == entries_.end()) return;
     Entry e = it->second;
@@ -366,14 +326,11 @@ void PriorityRouter::on_complete(Request& request, Nanos now) {
     }
     if (e.state == State::kRunning) {
       account_running_locked(now);
-      if (running_total_ >= static_cast<std::int64_t>(max_running_)) {
-        if (!rate_clock_) rate_clock_ = true;  // from here on; this one's work began before
-        else if (request.status().ok()) tokens_done_ += static_cast<double>(e.tokens);
-      }
+      if (running_total_ >= static_cast<std::int64_t>(max_running_)) prefill_.completed_while_saturated(e.tokens, request.status().ok());
       --c.running;
       --running_total_;
       if (!stopping_) collect_dispatches_locked(clock_->now(), dispatches);
-      if (running_total_ < static_cast<std::int64_t>(max_running_)) rate_clock_ = false;  // saturation ended
+      if (running_total_ < static_cast<std::int64_t>(max_running_)) prefill_.saturation_ended();
     } else {
       --c.reserved;  // its Waiting, if any, is passed on empty when it reaches the front
       c.reserved_tokens -= e.tokens;
@@ -382,107 +339,112 @@ void PriorityRouter::on_complete(Request& request, Nanos now) {
   for (auto& [b, d] : dispatches) d(std::move(b));
 }
 
+void PriorityRouter::expire_and_heartbeat_locked(Nanos now, bool evaluate, std::vector<Expired>& expired,
+                                                 std::vector<RequestPtr>& heartbeats) {
+  for (std::size_t i = 0; i < classes_.size(); ++i) {
+    ClassState& c = classes_[i];
+    Nanos timeout = c.policy.queue_timeout;
+    // Class timeouts: the queue is in admission order, so only its front can be due.
+    while (timeout > 0 && !c.queue.empty() && now - c.queue.front().admitted_at >= timeout) {
+      expired.push_back({std::move(c.queue.front()), "waited " + seconds_text(now - c.queue.front().admitted_at) +
+                                                         " in the queue of class '" + c.policy.name + "' (queue_timeout " +
+                                                         seconds_text(timeout) + "); the pipeline is overloaded"});
+      c.queue.pop_front();
+    }
+    if (!evaluate) continue;
+    // Once per interval: own deadlines anywhere in the queue, and heartbeats.
+    for (auto w = c.queue.begin(); w != c.queue.end();) {
+      bool past_deadline = false;
+      for (const auto& r : w->batch->requests) past_deadline = past_deadline || (r->active() && r->expired(now));
+      if (past_deadline) {
+        expired.push_back({std::move(*w), "request deadline passed after waiting " + seconds_text(now - w->admitted_at) +
+                                              " in the queue of class '" + c.policy.name + "'"});
+        w = c.queue.erase(w);
+        continue;
+      }
+      if (heartbeat_interval_ > 0 && now - w->last_heartbeat >= heartbeat_interval_) {
+        w->last_heartbeat = now;
+        for (const auto& r : w->batch->requests) {
+          if (r->active() && r->input().stream) heartbeats.push_back(r);
+        }
+      }
+      ++w;
+    }
+  }
+  for (const auto& x : expired) {
+    for (const auto& r : x.w.batch->requests) {
+      auto it = entries_.find(r->id());
+      if (it == entries_.end() || !r->active()) continue;
+      ClassState& rc = classes_[it->second.cls];
+      ++rc.counts.timed_out;
+      if (rc.m_timed_out) rc.m_timed_out->inc();
+    }
+  }
+}
+
+void PriorityRouter::evaluate_locked(Nanos now, std::vector<std::pair<Waiting, DeferralHook>>& deferred, double& deferred_retry) {
+  account_running_locked(now);
+  double busy = busy_integral_ / (static_cast<double>(now - interval_start_));
+  busy_integral_ = 0;
+  interval_start_ = now;
+  last_busy_fraction_ = busy;
+  if (token_budget_) {
+    bool updated = prefill_.sample(now);
+    if (updated && m_prefill_rate_) m_prefill_rate_->set(prefill_.rate());
+  }
+  int before = ladder_.level();
+  ShedLadder::Sample s;
+  s.now = now;
+  s.busy_fraction = busy;
+  for (std::size_t i = 0; i < classes_.size(); ++i) {
+    const ClassState& c = classes_[i];
+    s.queued += c.reserved;
+    s.outflow += c.drained.rate_at(now);
+    // Inflow of the classes the level admits: a class just shed stops counting at once,
+    // instead of its admissions of the last seconds fading out of the average.
+    if (!shed_by_ladder_locked(i)) s.inflow += c.admitted_rate.rate_at(now);
+  }
+  s.first_class_inflow = classes_[0].admitted_rate.rate_at(now);
+  s.first_class_outflow = classes_[0].drained.rate_at(now);
+  if (before > 0) {
+    // One level lower admits this class again: its demand is what it was admitted at
+    // before the level rose (fading) plus what the level refuses now (rising).
+    const ClassState& next = classes_[classes_.size() - static_cast<std::size_t>(before)];
+    s.readmit_inflow = next.admitted_rate.rate_at(now) + next.ladder_refused.rate_at(now);
+  }
+  s.backlog_seconds = s.queued == 0 ? 0 : s.outflow <= 0 ? 1e9 : static_cast<double>(s.queued) / s.outflow;
+  int level = ladder_.observe(s);
+  if (m_level_) m_level_->set(level);
+  if (m_busy_) m_busy_->set(busy);
+  if (level <= before || deferral_hooks_.empty()) return;
+  // Queued work of newly shed classes from queue-fed sources goes back to its source.
+  for (std::size_t i = 0; i < classes_.size(); ++i) {
+    if (!shed_by_ladder_locked(i)) continue;
+    ClassState& c = classes_[i];
+    deferred_retry = retry_after_locked(c, now);
+    for (auto w = c.queue.begin(); w != c.queue.end();) {
+      auto hook = w->deferrable < 0 ? deferral_hooks_.end()
+                                    : deferral_hooks_.find(deferrable_sources_[static_cast<std::size_t>(w->deferrable)]);
+      if (hook == deferral_hooks_.end()) {
+        ++w;
+        continue;
+      }
+      deferred.emplace_back(std::move(*w), hook->second);
+      w = c.queue.erase(w);
+    }
+  }
+}
+
 void PriorityRouter::tick(Nanos now) {
-  struct Expired {
-    Waiting w;
-    std::string message;
-  };
   std::vector<Expired> expired;
   std::vector<RequestPtr> heartbeats;
   std::vector<std::pair<Waiting, DeferralHook>> deferred;
   double deferred_retry = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     bool evaluate = now - interval_start_ >= evaluate_every_;
-    for (std::size_t i = 0; i < classes_.size(); ++i) {
-      ClassState& c = classes_[i];
-      Nanos timeout = c.policy.queue_timeout;
-      // Class timeouts: the queue is in admission order, so only its front can be due.
-      while (timeout > 0 && !c.queue.empty() && now - c.queue.front().admitted_at >= timeout) {
-        expired.push_back({std::move(c.queue.front()), "waited " + seconds_text(now - c.queue.front().admitted_at) +
-                                                           " in the queue of class '" + c.policy.name + "' (queue_timeout " +
-                                                           seconds_text(timeout) + "); the pipeline is overloaded"});
-        c.queue.pop_front();
-      }
-      if (!evaluate) continue;
-      // Once per interval: own deadlines anywhere in the queue, and heartbeats.
-      for (auto w = c.queue.begin(); w != c.queue.end();) {
-        bool past_deadline = false;
-        for (const auto& r : w->batch->requests) past_deadline = past_deadline || (r->active() && r->expired(now));
-        if (past_deadline) {
-          expired.push_back({std::move(*w), "request deadline passed after waiting " + seconds_text(now - w->admitted_at) +
-                                                " in the queue of class '" + c.policy.name + "'"});
-          w = c.queue.erase(w);
-          continue;
-        }
-        if (heartbeat_interval_ > 0 && now - w->last_heartbeat >= heartbeat_interval_) {
-          w->last_heartbeat = now;
-          for (const auto& r : w->batch->requests) {
-            if (r->active() && r->input().stream) heartbeats.push_back(r);
-          }
-        }
-        ++w;
-      }
-    }
-    for (const auto& x : expired) {
-      for (const auto& r : x.w.batch->requests) {
-        auto it = entries_.find(r->id());
-        if (it == entries_.end() || !r->active()) continue;
-        ClassState& rc = classes_[it->second.cls];
-        ++rc.counts.timed_out;
-        if (rc.m_timed_out) rc.m_timed_out->inc();
-      }
-    }
-    if (evaluate) {
-      account_running_locked(now);
-      double busy = busy_integral_ / (static_cast<double>(now - interval_start_));
-      busy_integral_ = 0;
-      interval_start_ = now;
-      last_busy_fraction_ = busy;
-      if (token_budget_) sample_prefill_rate_locked(now);
-      int before = ladder_.level();
-      ShedLadder::Sample s;
-      s.now = now;
-      s.busy_fraction = busy;
-      for (std::size_t i = 0; i < classes_.size(); ++i) {
-        const ClassState& c = classes_[i];
-        s.queued += c.reserved;
-        s.outflow += c.drained.rate_at(now);
-        // Inflow of the classes the level admits: a class just shed stops counting at once,
-        // instead of its admissions of the last seconds fading out of the average.
-        if (!shed_by_ladder_locked(i)) s.inflow += c.admitted_rate.rate_at(now);
-      }
-      s.first_class_inflow = classes_[0].admitted_rate.rate_at(now);
-      s.first_class_outflow = classes_[0].drained.rate_at(now);
-      if (before > 0) {
-        // One level lower admits this class again: its demand is what it was admitted at
-        // before the level rose (fading) plus what the level refuses now (rising).
-        const ClassState& next = classes_[classes_.size() - static_cast<std::size_t>(before)];
-        s.readmit_inflow = next.admitted_rate.rate_at(now) + next.ladder_refused.rate_at(now);
-      }
-      s.backlog_seconds = s.queued == 0 ? 0 : s.outflow <= 0 ? 1e9 : static_cast<double>(s.queued) / s.outflow;
-      int level = ladder_.observe(s);
-      if (m_level_) m_level_->set(level);
-      if (m_busy_) m_busy_->set(busy);
-      if (level > before && !deferral_hooks_.empty()) {
-        // Queued work of newly shed classes from queue-fed sources goes back to its source.
-        for (std::size_t i = 0; i < classes_.size(); ++i) {
-          if (!shed_by_ladder_locked(i)) continue;
-          ClassState& c = classes_[i];
-          deferred_retry = retry_after_locked(c, now);
-          for (auto w = c.queue.begin(); w != c.queue.end();) {
-            auto hook = w->deferrable < 0 ? deferral_hooks_.end()
-                                          : deferral_hooks_.find(deferrable_sources_[static_cast<std::size_t>(w->deferrable)]);
-            if (hook == deferral_hooks_.end()) {
-              ++w;
-              continue;
-            }
-            deferred.emplace_back(std::move(*w), hook->second);
-            w = c.queue.erase(w);
-          }
-        }
-      }
-    }
+    expire_and_heartbeat_locked(now, evaluate, expired, heartbeats);
+    if (evaluate) evaluate_locked(now, deferred, deferred_retry);
   }
   for (auto& x : expired) {
     for (const auto& r : x.w.batch->requests) {
@@ -503,13 +465,13 @@ void PriorityRouter::tick(Nanos now) {
                                AbortCause::kShed);
       s.retry_after_seconds = deferred_retry;
       if (r->complete(s, now)) {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         ++classes_[class_of(*r)].counts.deferred;
         if (classes_[class_of(*r)].m_deferred) classes_[class_of(*r)].m_deferred->inc();
       }
     }
     if (kept) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!stopping_) {
         classes_[w.cls].queue.push_front(std::move(w));
         continue;
@@ -520,17 +482,17 @@ void PriorityRouter::tick(Nanos now) {
 }
 
 void PriorityRouter::start() {
-  std::lock_guard lock(ticker_mu_);
+  MutexLock lock(ticker_mu_);
   if (ticker_.joinable()) return;
   ticker_ = std::thread([this] { run_ticker(); });
 }
 
 void PriorityRouter::run_ticker() {
-  std::unique_lock lock(ticker_mu_);
-  while (!stopping_) {
+  MutexLock lock(ticker_mu_);
+  while (!ticker_stopping_) {
     // 5ms: queue timeouts land within 5ms; the ladder and heartbeats run every evaluate_every.
     ticker_cv_.wait_for(lock, std::chrono::milliseconds(5));
-    if (stopping_) break;
+    if (ticker_stopping_) break;
     lock.unlock();
     tick(clock_->now());
     lock.lock();
@@ -540,8 +502,9 @@ void PriorityRouter::run_ticker() {
 void PriorityRouter::stop() {
   std::vector<Dispatch> rest;
   {
-    std::lock_guard tl(ticker_mu_);
-    std::lock_guard lock(mu_);
+    MutexLock tl(ticker_mu_);
+    MutexLock lock(mu_);
+    ticker_stopping_ = true;
     stopping_ = true;
     for (auto& c : classes_) {
       for (auto& w : c.queue) rest.emplace_back(std::move(w.batch), std::move(w.done));
@@ -555,7 +518,7 @@ void PriorityRouter::stop() {
 }
 
 PriorityRouter::ClassCounts PriorityRouter::counts(std::size_t cls) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ClassCounts out = classes_.at(cls).counts;
   out.queued = classes_[cls].reserved;
   out.running = classes_[cls].running;
@@ -563,27 +526,27 @@ PriorityRouter::ClassCounts PriorityRouter::counts(std::size_t cls) const {
 }
 
 int PriorityRouter::shed_level() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return ladder_.level();
 }
 
 double PriorityRouter::busy_fraction() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return last_busy_fraction_;
 }
 
 double PriorityRouter::prefill_rate() const {
-  std::lock_guard lock(mu_);
-  return prefill_rate_known_ ? prefill_rate_ : 0;
+  MutexLock lock(mu_);
+  return prefill_.rate();
 }
 
 std::int64_t PriorityRouter::queued_tokens(std::size_t cls) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return classes_.at(cls).reserved_tokens;
 }
 
 std::string PriorityRouter::readiness_detail() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f", last_busy_fraction_);
   std::string out = "{\"node\":\"" + name_ + "\",\"shed_level\":" + std::to_string(ladder_.level()) + ",\"busy_fraction\":" + buf +
@@ -594,7 +557,7 @@ std::string PriorityRouter::readiness_detail() const {
   }
   out += "}";
   if (token_budget_) {
-    std::snprintf(buf, sizeof buf, "%.1f", prefill_rate_known_ ? prefill_rate_ : 0.0);
+    std::snprintf(buf, sizeof buf, "%.1f", prefill_.rate());
     out += std::string(",\"prefill_tokens_per_s\":") + buf + ",\"queued_tokens\":{";
     for (std::size_t i = 0; i < classes_.size(); ++i) {
       if (i) out += ",";

@@ -1,5 +1,5 @@
 // PriorityRouter (`priority_router`): intake-time admission, per-class bounded queues and the
-// scheduling of work into the rest of the pipeline.
+// letting on of queued work into the rest of the pipeline.
 //
 // Admission (AdmissionController::admit, called by Pipeline::submit on the connector's thread)
 // decides and reserves a request's queue place in one step under the router's lock: a class
@@ -8,26 +8,21 @@
 // `retry_after_max`. The admitted request then reaches `start_batch`, waits in its class's FIFO
 // and is let on (its batch's `done`) while fewer than `max_running` requests run below the
 // router; a running request frees its slot when it completes (on_complete). Which class gets
-// a free slot: strict priority when the measured busy fraction is at or above `strict_above`
-// or the ladder has shed anything, otherwise smooth weighted round robin by class weight.
-// Aging promotes a waiting request one class per `aging` of wait, but a promoted request
-// passes waiting higher-class work only while it has credit: every request let on adds
-// `aging_share` (at most 1 banked), a pass costs 1, so aged work takes at most that share of
-// the slots ahead of P0 and the rest keep strict priority. A request waiting past its
-// class's queue_timeout or its own deadline completes with 504. Queued streaming requests get
-// a "heartbeat" event every `heartbeat_interval` (the HTTP sink writes it as an SSE comment).
+// a free slot is the ClassScheduler's (class_scheduler.h): strict priority with aging (and its
+// `aging_share` credit) when the measured busy fraction is at or above `strict_above` or the
+// ladder has shed anything, otherwise smooth weighted round robin by class weight. A request
+// waiting past its class's queue_timeout or its own deadline completes with 504. Queued
+// streaming requests get a "heartbeat" event every `heartbeat_interval` (the HTTP sink writes
+// it as an SSE comment).
 //
 // Token budget (optional, `token_budget.enabled`): a class with a `target_ttft` also refuses a
 // request when the prompt tokens queued in it and in the classes ahead of it, its own included,
 // exceed target_ttft x the measured prefill rate (under strict priority those tokens start
 // before it). Tokens are estimated at admission from the prompt text (estimate_prompt_tokens).
-// The rate is what the stages below did while saturated (all max_running slots in use, so it is
-// their capacity, not the offered load): estimated prompt tokens of the requests completed then
-// / the saturated time. The clock starts at a completion seen while saturated (whose tokens are
-// not counted: its work began before), stops when saturation ends; both sums decay with
-// `rate_memory` and are sampled every evaluate_every, so idle time changes nothing and a
-// constant bias of the estimate cancels. Until `rate_memory` of saturated time has been
-// measured the budget refuses nothing (the count limits still do), and it never refuses a
+// The rate is the PrefillRateEstimator's (prefill_rate_estimator.h): estimated prompt tokens of
+// the requests completed while all max_running slots were in use / that saturated time, decayed
+// with `rate_memory`, sampled every evaluate_every. Until `rate_memory` of saturated time has
+// been measured the budget refuses nothing (the count limits still do), and it never refuses a
 // request whose class and the classes ahead are empty. The 429's Retry-After is the excess
 // tokens / the rate.
 //
@@ -44,14 +39,12 @@
 // milliseconds, tests call it directly with a ManualClock.
 //
 // Thread-safety: every public method may be called from any thread. Done callbacks, request
-// completions and sink events are issued outside the router's lock.
+// completions, deferral hooks and sink events are issued outside the router's lock.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -59,7 +52,11 @@
 
 #include "graph/admission.h"
 #include "graph/metrics.h"
+#include "graph/mutex.h"
 #include "graph/node.h"
+#include "graph/thread_annotations.h"
+#include "nodes/admission/class_scheduler.h"
+#include "nodes/admission/prefill_rate_estimator.h"
 #include "nodes/admission/rate_meter.h"
 #include "nodes/admission/shed_ladder.h"
 #include "sluice/admission.pb.h"
@@ -142,7 +139,6 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
     RateMeter drained;          // requests let on per second
     RateMeter admitted_rate;    // requests admitted per second (the ladder's inflow)
     RateMeter ladder_refused;   // requests the shedding level refused per second
-    std::int64_t wrr_current = 0;
     ClassCounts counts;
     Counter* m_admitted = nullptr;
     Counter* m_shed = nullptr;
@@ -153,67 +149,62 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
     Histogram* m_wait = nullptr;
   };
   using Dispatch = std::pair<BatchPtr, Done>;
+  struct Expired {
+    Waiting w;
+    std::string message;
+  };
 
   std::size_t class_of(const Request& r) const;
-  // Below the lock: picks what may run now and returns it to be let on outside the lock.
-  void collect_dispatches_locked(Nanos now, std::vector<Dispatch>& out);
-  int pick_class_locked(Nanos now);
-  // The class strict priority picks with this aging (0: none).
-  int strict_pick_locked(Nanos now, Nanos aging) const;
-  bool strict_locked(Nanos now) const;
-  void account_running_locked(Nanos now);
-  double retry_after_locked(const ClassState& c, Nanos now) const;
-  bool shed_by_ladder_locked(std::size_t cls) const;
-  // Empty when the token budget admits `tokens` more of class `cls`, else the refusal.
-  Status token_budget_refusal_locked(std::size_t cls, std::int64_t tokens) const;
-  void sample_prefill_rate_locked(Nanos now);
+  // Picks what may run now and returns it to be let on outside the lock.
+  void collect_dispatches_locked(Nanos now, std::vector<Dispatch>& out) REQUIRES(mu_);
+  void account_running_locked(Nanos now) REQUIRES(mu_);
+  double retry_after_locked(const ClassState& c, Nanos now) const REQUIRES(mu_);
+  bool shed_by_ladder_locked(std::size_t cls) const REQUIRES(mu_);
+  // Ok when the token budget admits `tokens` more of class `cls`, else the refusal.
+  Status token_budget_refusal_locked(std::size_t cls, std::int64_t tokens) const REQUIRES(mu_);
+  // tick's parts: queue timeouts and deadlines, heartbeats, the ladder and what it defers.
+  void expire_and_heartbeat_locked(Nanos now, bool evaluate, std::vector<Expired>& expired,
+                                   std::vector<RequestPtr>& heartbeats) REQUIRES(mu_);
+  void evaluate_locked(Nanos now, std::vector<std::pair<Waiting, DeferralHook>>& deferred, double& deferred_retry)
+      REQUIRES(mu_);
   void run_ticker();
 
+  // Set at construction, read-only after.
   std::string name_;
   Clock* clock_;
   std::vector<RouterClassPolicy> policies_;
   std::uint32_t max_running_;
-  double strict_above_;
-  Nanos aging_;
-  double aging_share_;
   Nanos heartbeat_interval_;
   double retry_after_max_;
   Nanos evaluate_every_;
   std::vector<std::string> deferrable_sources_;
   bool token_budget_;
   double chars_per_token_;
-  Nanos rate_memory_;
-
-  mutable std::mutex mu_;
-  std::vector<ClassState> classes_;
-  std::unordered_map<std::uint64_t, Entry> entries_;  // admitted and not completed, by request id
-  std::int64_t running_total_ = 0;
-  double aging_credit_ = 1;  // passes aged work may still make (one banked at start)
-  ShedLadder ladder_;
-  // Busy fraction: integral of running/max_running over the current ladder interval.
-  double busy_integral_ = 0;
-  Nanos busy_since_ = 0;
-  Nanos interval_start_ = 0;
-  double last_busy_fraction_ = 0;
-  // Prefill rate: estimated prompt tokens completed while saturated and the saturated time,
-  // since the last sample; added into sums that decay with rate_memory_, whose ratio is the rate.
-  double tokens_done_ = 0;
-  Nanos saturated_ = 0;
-  bool rate_clock_ = false;     // measuring: saturated since a completion
-  Nanos saturated_total_ = 0;   // measured saturated time, undecayed: the warm-up
-  double token_sum_ = 0;
-  double saturated_sum_ = 0;  // seconds
-  Nanos rate_sampled_at_ = 0;
-  double prefill_rate_ = 0;
-  bool prefill_rate_known_ = false;
-  std::map<std::string, DeferralHook> deferral_hooks_;
   Gauge* m_level_ = nullptr;
   Gauge* m_busy_ = nullptr;
   Gauge* m_prefill_rate_ = nullptr;
 
-  std::mutex ticker_mu_;
-  std::condition_variable ticker_cv_;
-  bool stopping_ = false;
+  mutable Mutex mu_;
+  std::vector<ClassState> classes_ GUARDED_BY(mu_);
+  std::vector<Nanos> fronts_ GUARDED_BY(mu_);  // scratch for the scheduler: each queue's front
+  std::unordered_map<std::uint64_t, Entry> entries_ GUARDED_BY(mu_);  // admitted and not completed, by request id
+  std::int64_t running_total_ GUARDED_BY(mu_) = 0;
+  ClassScheduler scheduler_ GUARDED_BY(mu_);
+  ShedLadder ladder_ GUARDED_BY(mu_);
+  PrefillRateEstimator prefill_ GUARDED_BY(mu_);
+  // Busy fraction: integral of running/max_running over the current ladder interval.
+  double busy_integral_ GUARDED_BY(mu_) = 0;
+  Nanos busy_since_ GUARDED_BY(mu_) = 0;
+  Nanos interval_start_ GUARDED_BY(mu_) = 0;
+  double last_busy_fraction_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, DeferralHook> deferral_hooks_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+
+  // The ticker thread. ticker_ is started under ticker_mu_ and joined by stop() outside it (the
+  // ticker takes ticker_mu_ between ticks), so it carries no annotation.
+  Mutex ticker_mu_;
+  CondVar ticker_cv_;
+  bool ticker_stopping_ GUARDED_BY(ticker_mu_) = false;
   std::thread ticker_;
 };
 

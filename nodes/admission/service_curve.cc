@@ -23,14 +23,14 @@ Nanos ServiceCurveHarness::service_time(std::size_t b) const {
 }
 
 void ServiceCurveHarness::start() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!workers_.empty() || stopping_) return;
   for (std::uint32_t i = 0; i < slots_; ++i) workers_.emplace_back([this] { serve(); });
 }
 
 void ServiceCurveHarness::start_batch(BatchPtr batch, Done done) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!stopping_) {
       fifo_.emplace_back(std::move(batch), std::move(done));
       wake_.notify_one();
@@ -44,9 +44,9 @@ void ServiceCurveHarness::start_batch(BatchPtr batch, Done done) {
 }
 
 void ServiceCurveHarness::serve() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !fifo_.empty(); });
+    while (!stopping_ && fifo_.empty()) wake_.wait(lock);
     if (fifo_.empty()) return;  // stopping and nothing left
     auto [batch, done] = std::move(fifo_.front());
     fifo_.pop_front();
@@ -73,7 +73,7 @@ void ServiceCurveHarness::serve() {
 
 void ServiceCurveHarness::stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -84,7 +84,7 @@ void ServiceCurveHarness::stop() {
   // Never started (tests, failed builds): answer what is queued.
   std::deque<std::pair<BatchPtr, Done>> rest;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     rest.swap(fifo_);
   }
   for (auto& [b, d] : rest) {

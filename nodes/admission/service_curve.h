@@ -15,14 +15,14 @@
 // with 503.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "graph/mutex.h"
 #include "graph/node.h"
+#include "graph/thread_annotations.h"
 #include "sluice/admission.pb.h"
 
 namespace sluice {
@@ -48,10 +48,11 @@ class ServiceCurveHarness final : public AsyncNode {
   std::uint32_t slots_;
   std::string text_;
 
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<std::pair<BatchPtr, Done>> fifo_;
-  bool stopping_ = false;
+  Mutex mu_;
+  CondVar wake_;
+  std::deque<std::pair<BatchPtr, Done>> fifo_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  // Started under mu_, joined by stop() outside it (the workers take mu_), so not annotated.
   std::vector<std::thread> workers_;
 };
 
