@@ -1,9 +1,10 @@
 #include "graph/metric_slot.h"
 
 #include <algorithm>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "graph/mutex.h"
 
 namespace sluice {
 
@@ -19,9 +20,9 @@ namespace detail {
 namespace {
 
 struct SlotPool {
-  std::mutex mu;
-  std::vector<std::uint32_t> free;  // exclusive rows nobody owns
-  std::uint32_t next = 0;           // rows never handed out start here
+  Mutex mu;
+  std::vector<std::uint32_t> free GUARDED_BY(mu);  // exclusive rows nobody owns
+  std::uint32_t next GUARDED_BY(mu) = 0;           // rows never handed out start here
 };
 
 SlotPool& pool() {
@@ -35,7 +36,7 @@ struct SlotReturn {
     if (!t_metric_slot.exclusive) return;
     SlotPool& p = pool();
     {
-      std::lock_guard lock(p.mu);
+      MutexLock lock(p.mu);
       p.free.push_back(t_metric_slot.index);
     }
     // Updates from destructors that run after this one go to the shared row.
@@ -50,7 +51,7 @@ void assign_metric_slot() {
   SlotPool& p = pool();
   MetricSlot slot{shared, false};
   {
-    std::lock_guard lock(p.mu);
+    MutexLock lock(p.mu);
     if (!p.free.empty()) {
       slot = {p.free.back(), true};
       p.free.pop_back();

@@ -125,14 +125,14 @@ MetricsRegistry::Series& MetricsRegistry::series_for(const std::string& name, co
 }
 
 Counter& MetricsRegistry::counter(const std::string& name, const std::string& help, const Labels& labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Series& s = series_for(name, help, Type::kCounter, labels);
   if (!s.counter) s.counter = std::make_unique<Counter>();
   return *s.counter;
 }
 
 Gauge& MetricsRegistry::gauge(const std::string& name, const std::string& help, const Labels& labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Series& s = series_for(name, help, Type::kGauge, labels);
   if (!s.gauge && !s.fn) s.gauge = std::make_unique<Gauge>();
   if (!s.gauge) throw std::logic_error("gauge '" + name + "' is computed; it cannot be set");
@@ -141,7 +141,7 @@ Gauge& MetricsRegistry::gauge(const std::string& name, const std::string& help, 
 
 Histogram& MetricsRegistry::histogram(const std::string& name, const std::string& help, const Labels& labels,
                                       std::vector<double> bounds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Series& s = series_for(name, help, Type::kHistogram, labels);
   if (!s.histogram) s.histogram = std::make_unique<Histogram>(std::move(bounds));
   return *s.histogram;
@@ -149,14 +149,14 @@ Histogram& MetricsRegistry::histogram(const std::string& name, const std::string
 
 void MetricsRegistry::gauge_fn(const std::string& name, const std::string& help, const Labels& labels,
                                std::function<double()> fn) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Series& s = series_for(name, help, Type::kGauge, labels);
   s.gauge.reset();
   s.fn = std::move(fn);
 }
 
 void MetricsRegistry::remove_gauge_fns(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = families_.find(name);
   if (it == families_.end()) return;
   auto& series = it->second.series;
@@ -205,7 +205,7 @@ std::string format_value(double v) {
 }  // namespace
 
 std::string MetricsRegistry::exposition() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::string out;
   out.reserve(64 * 1024);
   for (const auto& [name, f] : families_) {

@@ -20,12 +20,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "graph/metric_slot.h"
+#include "graph/mutex.h"
 
 namespace sluice {
 
@@ -185,10 +185,10 @@ class MetricsRegistry {
     std::string help;
     std::vector<std::unique_ptr<Series>> series;
   };
-  Series& series_for(const std::string& name, const std::string& help, Type type, const Labels& labels);
+  Series& series_for(const std::string& name, const std::string& help, Type type, const Labels& labels) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, Family> families_;
+  mutable Mutex mu_;
+  std::map<std::string, Family> families_ GUARDED_BY(mu_);
 };
 
 // Escapes a label value for the exposition format.

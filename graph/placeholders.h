@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "graph/status.h"
+
 namespace sluice {
 
 struct Placeholder {
@@ -18,9 +20,10 @@ struct Placeholder {
   std::string_view value;
 };
 
-// Appends `tmpl` to `out` with each {{name}} replaced by its value. Returns an empty string, or
-// the problem (unclosed or unknown placeholder) as a sentence; `out` is then incomplete.
-std::string fill_placeholders(std::string_view tmpl, std::initializer_list<Placeholder> values, std::string& out);
+// Appends `tmpl` to `out` with each {{name}} replaced by its value. Returns Ok, or
+// kInvalidArgument with the problem (unclosed or unknown placeholder) as a sentence; `out` is
+// then incomplete. Callers that checked the template at build (check_placeholders) may ignore it.
+Status fill_placeholders(std::string_view tmpl, std::initializer_list<Placeholder> values, std::string& out);
 
 // Checks `tmpl` against the placeholders `allowed` (their values are ignored) and that each of
 // `required` occurs. Throws std::invalid_argument("<field>: <problem>").

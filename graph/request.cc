@@ -11,7 +11,7 @@ std::string RequestInput::query() const {
 }
 
 void Request::emit_token(std::string_view piece, Nanos now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (done_.load(std::memory_order_relaxed)) return;
   Nanos previous = last_token_at;
   if (tokens_emitted == 0) {
@@ -26,14 +26,14 @@ void Request::emit_token(std::string_view piece, Nanos now) {
 }
 
 void Request::emit_event(std::string_view type, std::string_view json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (done_.load(std::memory_order_relaxed)) return;
   if (sink_) sink_->on_event(type, json);
 }
 
 bool Request::complete(Status status, Nanos now) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (done_.load(std::memory_order_relaxed)) return false;
     status_ = std::move(status);
     if (!status_.ok() && finish_reason == "stop") {

@@ -15,7 +15,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "graph/clock.h"
+#include "graph/mutex.h"
 #include "graph/sampling_params.h"
 #include "graph/status.h"
 #include "graph/trace.h"
@@ -150,12 +150,12 @@ class alignas(64) Request : public std::enable_shared_from_this<Request> {
   // ---- attachments: results a node leaves for later nodes (retrieval hits, prompts) ----
   template <class T>
   void attach(const std::string& key, std::shared_ptr<T> value) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     attachments_[key] = std::move(value);
   }
   template <class T>
   std::shared_ptr<T> attachment(const std::string& key) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = attachments_.find(key);
     if (it == attachments_.end()) return nullptr;
     auto* p = std::any_cast<std::shared_ptr<T>>(&it->second);
@@ -168,12 +168,14 @@ class alignas(64) Request : public std::enable_shared_from_this<Request> {
  private:
   const std::uint64_t id_;
   const RequestInput input_;
-  std::shared_ptr<ResponseSink> sink_;
+  // Serialises sink calls so a late token never follows on_complete. It also orders the
+  // writes of status_ and the token fields before done_ is set; readers after completion rely
+  // on done_ (acquire), not on the lock, so those fields are not marked GUARDED_BY.
+  mutable Mutex mu_;
+  std::shared_ptr<ResponseSink> sink_ GUARDED_BY(mu_);
   Trace trace_;
   Status status_;
-  // Serialises sink calls so a late token never follows on_complete.
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::any> attachments_;
+  std::unordered_map<std::string, std::any> attachments_ GUARDED_BY(mu_);
 };
 
 }  // namespace sluice

@@ -60,6 +60,36 @@ TEST(Pipeline, FanOutRunsBothBranchesAndJoinSeesBoth) {
   EXPECT_EQ(r->trace().size(), 3u);
 }
 
+// A join of `branches` (3 or 4) marking branches: every arity the validator allows is built.
+std::string wide_fan_in(int branches) {
+  const char* names[] = {"a", "b", "c", "left"};
+  std::string y = "name: wide\nsources: [{name: api, kind: http}]\nnodes:\n";
+  for (int i = 0; i < branches; ++i) y += std::string("  - {name: ") + names[i] + ", kind: mark}\n";
+  y += "  - {name: join, kind: answer_marks}\nedges:\n";
+  for (int i = 0; i < branches; ++i) y += std::string("  - {from: api, to: ") + names[i] + "}\n";
+  for (int i = 0; i < branches; ++i) y += std::string("  - {from: ") + names[i] + ", to: join}\n";
+  return y;
+}
+
+TEST(Pipeline, JoinsOfThreeAndFourBranchesSeeEveryBranch) {
+  for (int branches : {3, 4}) {
+    Harness h(wide_fan_in(branches));
+    std::vector<std::pair<RequestPtr, std::shared_ptr<RecordingSink>>> made;
+    for (int i = 0; i < 50; ++i) {
+      made.push_back(h.make());
+      ASSERT_TRUE(h.pipeline->submit("api", made.back().first).ok());
+    }
+    for (auto& [r, sink] : made) {
+      ASSERT_TRUE(sink->wait()) << branches;
+      EXPECT_TRUE(sink->status.ok()) << sink->status.message;
+      EXPECT_EQ(sink->text(), branches == 3 ? "a;b;c;" : "a;b;c;left;");
+      EXPECT_EQ(sink->completions, 1);
+    }
+    h.pipeline->drain(kNanosPerSecond);
+    EXPECT_EQ(made.front().first->trace().size(), static_cast<std::size_t>(branches + 1));
+  }
+}
+
 TEST(Pipeline, ManyConcurrentRequestsEachCompleteExactlyOnce) {
   Harness h(kFanOutIn);
   constexpr int kThreads = 4, kPerThread = 500;

@@ -1,0 +1,127 @@
+// Pipeline::build: a validated spec becomes a running graph in four steps: the runtime settings
+// and metrics (Pipeline::State), the plan (graph/pipeline_plan.h: chains, joins, leaves,
+// links), the stages (each node made by its kind's factory with its NodeContext; admission
+// controllers installed for the sources upstream), then the oneTBB objects and edges
+// (graph/pipeline_flow.h). Every factory refusal is collected and thrown together as SpecErrors.
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "graph/admission.h"
+#include "graph/pipeline.h"
+#include "graph/pipeline_state.h"
+#include "graph/spec_validator.h"
+
+namespace sluice {
+
+namespace {
+
+Nanos duration_nanos(const google::protobuf::Duration& d) {
+  return static_cast<Nanos>(d.seconds()) * kNanosPerSecond + d.nanos();
+}
+
+// What node `ns` (index `i`) gets from the runtime: identity, clock and metrics, batches made
+// for its part of the graph, and the admission hook for the sources upstream of it.
+NodeContext node_context(Pipeline::State& state, const PipelinePlan& plan, const LoadedSpec& spec, const NodeSpec& ns) {
+  NodeContext ctx;
+  ctx.name = ns.name();
+  ctx.pipeline_name = state.name;
+  ctx.clock = state.clock;
+  ctx.metrics = state.metrics;
+  ctx.base_dir = spec.base_dir;
+  int below = plan.leaves_below.at(ns.name());
+  ctx.make_batch = [next_batch_id = &state.next_batch_id, below] {
+    auto b = std::make_shared<Batch>();
+    b->id = next_batch_id->fetch_add(1, std::memory_order_relaxed);
+    b->pending_leaves.store(below, std::memory_order_relaxed);
+    return b;
+  };
+  ctx.class_names = state.class_names;
+  // Called from the factory only, while `plan` is alive.
+  ctx.install_admission = [&state, &plan, node = ns.name()](AdmissionController* controller) {
+    // Every source upstream of the node consults the controller at intake.
+    for (const std::string& source : plan.sources_upstream(node)) {
+      AdmissionController*& slot = state.sources[source].admission;
+      if (slot && slot != controller) {
+        throw std::invalid_argument("source '" + source + "' already feeds another admission node; a request may pass one priority_router");
+      }
+      slot = controller;
+    }
+    auto& list = state.controllers;
+    if (std::find(list.begin(), list.end(), controller) == list.end()) list.push_back(controller);
+  };
+  return ctx;
+}
+
+// Makes every stage; throws SpecErrors naming each node whose factory refused its config.
+void make_stages(Pipeline::State& state, const PipelinePlan& plan, const LoadedSpec& spec, const NodeRegistry& registry) {
+  const PipelineSpec& p = spec.pipeline;
+  MetricsRegistry& metrics = *state.metrics;
+  std::vector<SpecError> build_errors;
+  for (int i = 0; i < p.nodes_size(); ++i) {
+    const NodeSpec& ns = p.nodes(i);
+    const NodeKind* kind = registry.find(ns.kind());
+    auto stage = std::make_unique<Stage>();
+    stage->name = ns.name();
+    stage->index = static_cast<std::uint16_t>(i);
+    stage->leaf = plan.leaf[static_cast<std::size_t>(i)];
+    stage->pipeline = p.name();
+    Labels l{{"stage", ns.name()}};
+    stage->queue_time = &metrics.histogram("sluice_request_queue_time_seconds", "Time a request waited before a stage", l);
+    stage->service_time = &metrics.histogram("sluice_stage_service_time_seconds", "Time a stage spent on a request's batch", l);
+    stage->failures = &metrics.counter("sluice_stage_failures_total", "Batches on which a stage threw", l);
+    try {
+      stage->node = kind->factory(ns, node_context(state, plan, spec, ns));
+      if (!stage->node) throw std::invalid_argument("the factory made no node");
+      stage->sync = dynamic_cast<SyncNode*>(stage->node.get());
+      stage->async = dynamic_cast<AsyncNode*>(stage->node.get());
+      // The plan chained by the registered shape; the node must have it.
+      if (kind->async ? !stage->async : !stage->sync) {
+        throw std::logic_error("kind '" + ns.kind() + "' is registered with the wrong shape (async flag)");
+      }
+    } catch (const std::exception& e) {
+      build_errors.push_back(spec.error_at("nodes[" + std::to_string(i) + "].config", ns.name(), e.what()));
+      continue;
+    }
+    state.stage_names.push_back(ns.name());
+    stage->concurrency = ns.concurrency() == 0 ? std::size_t(tbb::flow::unlimited) : ns.concurrency();
+    state.stages.push_back(std::move(stage));
+  }
+  if (!build_errors.empty()) throw SpecErrors(std::move(build_errors));
+}
+
+}  // namespace
+
+std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegistry& registry, Options options) {
+  if (!options.metrics) throw std::invalid_argument("Pipeline::build needs a MetricsRegistry");
+  {
+    auto errors = validate_spec(spec, registry);
+    if (!errors.empty()) throw SpecErrors(std::move(errors));
+  }
+  const PipelineSpec& p = spec.pipeline;
+  std::unique_ptr<Pipeline> self(new Pipeline(std::make_unique<State>()));
+  State& state = *self->state_;
+  state.name = p.name();
+  state.clock = options.clock;
+  state.metrics = options.metrics;
+  for (const auto& c : p.runtime().classes()) state.class_names.push_back(c.name());
+  state.default_class = self->class_index(p.runtime().default_class());
+  state.default_deadline = duration_nanos(p.runtime().default_deadline());
+  state.drain_timeout = duration_nanos(p.runtime().drain_timeout());
+  state.max_in_flight = p.runtime().max_in_flight();
+  state.flow = std::make_unique<FlowGraph>(p.runtime().threads());
+  LiveLists* live = &state.live;
+  options.metrics->gauge_fn("sluice_live_list_entries",
+                            "Request envelopes held by the intake threads' live lists: in flight, or completed and not yet pruned",
+                            {{"pipeline", state.name}}, [live] { return static_cast<double>(live->entries()); });
+  state.lifecycle = std::make_unique<PipelineLifecycle>(*options.metrics, state.class_names, state.controllers, state.in_flight);
+
+  const PipelinePlan plan = plan_pipeline(p, registry);
+  for (const auto& s : plan.sources) state.sources[s].leaves_below = plan.leaves_below.at(s);
+  make_stages(state, plan, spec, registry);
+  state.flow->build(plan, state.stages, *state.clock, *state.lifecycle);
+  for (auto& [name, source] : state.sources) source.entry = state.flow->entry(name);
+  return self;
+}
+
+}  // namespace sluice

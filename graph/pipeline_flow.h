@@ -1,0 +1,64 @@
+// FlowGraph: the oneTBB side of a pipeline, made from its plan (graph/pipeline_plan.h): a
+// broadcast entry per source, one flow-graph node per unit (a function_node running a chain of
+// synchronous stages back to back, or an async_node for an asynchronous stage), a join in front
+// of every fan-in (graph/flow_join.h), and the links between them. Leaves have no successors:
+// their batches leave the graph where finish_at_leaf runs (graph/stage.h).
+//
+// The node bodies do, per hop, the stage-boundary work of graph/stage.h and call the node; they
+// add no lock and no allocation for batches of up to four requests.
+//
+// Lifetime: the stages, the clock and the lifecycle passed to build() must outlive the graph.
+// The destructor waits for the graph to go idle before destroying its nodes.
+#pragma once
+
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/global_control.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/clock.h"
+#include "graph/flow_hop.h"
+#include "graph/pipeline_lifecycle.h"
+#include "graph/pipeline_plan.h"
+#include "graph/stage.h"
+
+namespace sluice {
+
+class FlowGraph {
+ public:
+  using Entry = tbb::flow::broadcast_node<Hop>;
+
+  // `threads` > 0 caps oneTBB's parallelism while the graph lives (runtime.threads).
+  explicit FlowGraph(int threads);
+  ~FlowGraph();
+  FlowGraph(const FlowGraph&) = delete;
+  FlowGraph& operator=(const FlowGraph&) = delete;
+
+  // Makes the oneTBB objects and edges of `plan`; `stages` are by node index. Called once.
+  void build(const PipelinePlan& plan, const std::vector<std::unique_ptr<Stage>>& stages, Clock& clock,
+             PipelineLifecycle& lifecycle);
+
+  // Where batches from `source` enter (a source of the plan).
+  Entry* entry(const std::string& source) const { return entries_.at(source); }
+  void wait_for_all() { graph_.wait_for_all(); }
+
+ private:
+  using Sender = tbb::flow::sender<Hop>;
+  using Receiver = tbb::flow::receiver<Hop>;
+  struct Ends {
+    Receiver* input;
+    Sender* output;
+  };
+  Ends add_chain(const std::vector<Stage*>& chain, Clock& clock, PipelineLifecycle& lifecycle);
+  Ends add_async(Stage& stage, Clock& clock, PipelineLifecycle& lifecycle);
+
+  std::unique_ptr<tbb::global_control> threads_;
+  tbb::flow::graph graph_;
+  std::vector<std::unique_ptr<tbb::flow::graph_node>> owned_;  // every oneTBB node, destroyed after the graph is idle
+  std::map<std::string, Entry*> entries_;                      // by source name
+};
+
+}  // namespace sluice
