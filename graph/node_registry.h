@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "graph/node.h"
-#include "sluice/pipeline.pb.h"
+#include "graph/schema.h"
 
 namespace sluice {
 

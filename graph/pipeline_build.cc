@@ -60,7 +60,7 @@ void make_stages(Pipeline::State& state, const PipelinePlan& plan, const LoadedS
   std::vector<SpecError> build_errors;
   for (int i = 0; i < p.nodes_size(); ++i) {
     const NodeSpec& ns = p.nodes(i);
-    const NodeKind* kind = registry.find(ns.kind());
+    const NodeKind* kind = registry.find(node_kind(ns));
     auto stage = std::make_unique<Stage>();
     stage->name = ns.name();
     stage->index = static_cast<std::uint16_t>(i);
@@ -77,7 +77,7 @@ void make_stages(Pipeline::State& state, const PipelinePlan& plan, const LoadedS
       stage->async = dynamic_cast<AsyncNode*>(stage->node.get());
       // The plan chained by the registered shape; the node must have it.
       if (kind->async ? !stage->async : !stage->sync) {
-        throw std::logic_error("kind '" + ns.kind() + "' is registered with the wrong shape (async flag)");
+        throw std::logic_error("kind '" + node_kind(ns) + "' is registered with the wrong shape (async flag)");
       }
     } catch (const std::exception& e) {
       build_errors.push_back(spec.error_at("nodes[" + std::to_string(i) + "].config", ns.name(), e.what()));

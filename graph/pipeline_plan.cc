@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/spec_loader.h"
+
 namespace sluice {
 
 namespace {
@@ -64,7 +66,7 @@ PipelinePlan plan_pipeline(const PipelineSpec& p, const NodeRegistry& registry) 
     plan.leaves_below[ns.name()] = leaves_dedup(ns.name(), successors, fan_in, seen);
     plan.leaf.push_back(successors_of(ns.name()).empty());
     index[ns.name()] = i;
-    const NodeKind* kind = registry.find(ns.kind());
+    const NodeKind* kind = registry.find(node_kind(ns));
     chainable.push_back(kind && !kind->async && ns.concurrency() == 0);
   }
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "graph/node_registry.h"
-#include "sluice/pipeline.pb.h"
+#include "graph/schema.h"
 
 namespace sluice {
 

@@ -6,8 +6,7 @@
 #include <sstream>
 #include <vector>
 
-#include "sluice/options.pb.h"
-#include "sluice/pipeline.pb.h"
+#include "graph/schema.h"
 
 namespace sluice {
 
@@ -22,6 +21,8 @@ std::string type_name(const pb::FieldDescriptor* fd) {
     t = fd->message_type()->full_name() == "google.protobuf.Duration" ? "duration" : fd->message_type()->name();
   } else if (r.unit() == "bytes") {
     t = "size";
+  } else if (r.unit() == "address") {
+    t = "address";
   } else if (fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) {
     t = "enum " + fd->enum_type()->name();
   } else {
@@ -54,9 +55,13 @@ void table(const pb::Descriptor* d, std::ostringstream& out, std::vector<const p
       rs.precision(15);
       rs << r.min() << " .. " << r.max();
       range = rs.str();
+    } else if (r.allowed_size() > 0) {
+      for (const std::string& a : r.allowed()) range += (range.empty() ? "" : ", ") + ("`" + a + "`");
+    } else if (r.unit() == "address") {
+      range = "host:port, port 0 .. 65535";
     }
     out << "| `" << fd->name() << "` | " << type_name(fd) << " | " << def << " | " << range << " | " << cell(r.doc()) << " |\n";
-    if (fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && fd->message_type()->file()->package() == "sluice" &&
+    if (fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && fd->message_type()->file()->package() == PipelineSpec::descriptor()->file()->package() &&
         seen.insert(fd->message_type()->full_name()).second) {
       queue.push_back(fd->message_type());
     }

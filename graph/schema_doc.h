@@ -1,5 +1,5 @@
 // Markdown reference of the pipeline schema, generated from the Protobuf descriptors and their
-// (sluice.rules) options: one table per message with each field's type, default, unit or
+// (sluice.v1.rules) options: one table per message with each field's type, default, unit or
 // range and reason. `sluice schema` prints it; docs/pipelines.md embeds it and a test keeps
 // the two identical, so the documentation cannot drift from the schema.
 #pragma once

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "graph/spec_loader.h"
+
 namespace sluice {
 namespace {
 
@@ -25,10 +27,10 @@ std::string pipeline_to_dot(const PipelineSpec& p) {
   for (const auto& e : p.edges()) fan_in[e.to()]++;
   std::string out = "digraph " + quote(p.name()) + " {\n  rankdir=LR;\n  node [fontname=\"Helvetica\"];\n";
   for (const auto& s : p.sources()) {
-    out += "  " + quote(s.name()) + " [shape=ellipse, label=" + quote(s.name() + "\n" + s.kind()) + "];\n";
+    out += "  " + quote(s.name()) + " [shape=ellipse, label=" + quote(s.name() + "\n" + source_kind(s)) + "];\n";
   }
   for (const auto& n : p.nodes()) {
-    std::string label = n.name() + "\n" + n.kind();
+    std::string label = n.name() + "\n" + node_kind(n);
     if (n.concurrency() > 0) label += " ×" + std::to_string(n.concurrency());
     if (fan_in[n.name()] > 1) label += "\n(join)";
     out += "  " + quote(n.name()) + " [shape=box, label=" + quote(label) + "];\n";

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "sluice/pipeline.pb.h"
+#include "graph/schema.h"
 
 namespace sluice {
 

@@ -16,8 +16,8 @@
 #include <limits>
 #include <sstream>
 
+#include "graph/schema.h"
 #include "graph/units.h"
-#include "sluice/options.pb.h"
 
 namespace sluice {
 
@@ -462,7 +462,7 @@ class TextErrors : public pb::io::ErrorCollector {
   TextErrors(const std::string& file, std::vector<SpecError>& errors) : file_(file), errors_(errors) {}
   void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
     std::string msg = message;
-    // Add a suggestion to protobuf's "Message type "sluice.X" has no field named "y"."
+    // Add a suggestion to protobuf's "Message type "sluice.v1.X" has no field named "y"."
     static const std::string marker = "has no field named \"";
     if (auto at = msg.find(marker); at != std::string::npos) {
       std::size_t start = at + marker.size();
@@ -560,7 +560,42 @@ bool has_suffix(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The kind is stated once in the loaded spec: by the config member when the kind has one (the
+// file's `kind` is then cleared), else by the `kind` string (kinds that take no config). Text
+// format writes the member and may leave `kind` out; YAML and JSON write `kind` and `config`.
+template <class Spec>
+void settle_kind(Spec* s, const std::string& path, LoadedSpec& spec, std::vector<SpecError>& errors) {
+  const pb::Descriptor* d = s->GetDescriptor();
+  const pb::OneofDescriptor* config = config_oneof(d);
+  if (s->config_case() != Spec::CONFIG_NOT_SET) {
+    const std::string& member = d->FindFieldByNumber(s->config_case())->name();
+    if (!s->kind().empty() && s->kind() != member) {
+      errors.push_back(spec.error_at(path + ".config", s->name(),
+                                     "config is for kind '" + member + "' but kind is '" + s->kind() + "'"));
+      return;
+    }
+    if (!spec.positions.has(path + ".kind")) spec.positions.set_value(path + ".kind", spec.positions.value_pos(path + ".config"));
+    s->clear_kind();
+    return;
+  }
+  const pb::FieldDescriptor* member = d->FindFieldByName(s->kind());
+  if (member && member->containing_oneof() == config) {  // a kind with settings, none written
+    s->GetReflection()->MutableMessage(s, member);
+    s->clear_kind();
+  }
+}
+
 }  // namespace
+
+std::string node_kind(const NodeSpec& node) {
+  if (node.config_case() == NodeSpec::CONFIG_NOT_SET) return node.kind();
+  return node.GetDescriptor()->FindFieldByNumber(node.config_case())->name();
+}
+
+std::string source_kind(const SourceSpec& source) {
+  if (source.config_case() == SourceSpec::CONFIG_NOT_SET) return source.kind();
+  return source.GetDescriptor()->FindFieldByNumber(source.config_case())->name();
+}
 
 LoadedSpec load_spec_text(const std::string& text, const std::string& path, const EnvLookup& env) {
   std::vector<SpecError> errors;
@@ -589,21 +624,6 @@ LoadedSpec load_spec_text_partial(const std::string& text, const std::string& pa
     text_parsed = parser.ParseFromString(substituted, &spec.pipeline);
     if (text_parsed) {
       map_text_positions(spec.pipeline, &tree, "", spec.positions);
-      // Text format names the config member directly; its kind may be left implicit.
-      for (int i = 0; i < spec.pipeline.nodes_size(); ++i) {
-        NodeSpec* n = spec.pipeline.mutable_nodes(i);
-        if (n->kind().empty() && n->config_case() != NodeSpec::CONFIG_NOT_SET) {
-          n->set_kind(n->GetDescriptor()->FindFieldByNumber(n->config_case())->name());
-          spec.positions.set_value("nodes[" + std::to_string(i) + "].kind", spec.positions.value_pos("nodes[" + std::to_string(i) + "].config"));
-        }
-      }
-      for (int i = 0; i < spec.pipeline.sources_size(); ++i) {
-        SourceSpec* s = spec.pipeline.mutable_sources(i);
-        if (s->kind().empty() && s->config_case() != SourceSpec::CONFIG_NOT_SET) {
-          s->set_kind(s->GetDescriptor()->FindFieldByNumber(s->config_case())->name());
-          spec.positions.set_value("sources[" + std::to_string(i) + "].kind", spec.positions.value_pos("sources[" + std::to_string(i) + "].config"));
-        }
-      }
     }
   } else {
     YAML::Node root;
@@ -628,6 +648,10 @@ LoadedSpec load_spec_text_partial(const std::string& text, const std::string& pa
   }
   // A text-format syntax error leaves nothing usable to validate.
   if (textproto && !text_parsed) throw SpecErrors(std::move(errors));
+  for (int i = 0; i < spec.pipeline.nodes_size(); ++i)
+    settle_kind(spec.pipeline.mutable_nodes(i), "nodes[" + std::to_string(i) + "]", spec, errors);
+  for (int i = 0; i < spec.pipeline.sources_size(); ++i)
+    settle_kind(spec.pipeline.mutable_sources(i), "sources[" + std::to_string(i) + "]", spec, errors);
   apply_defaults(&spec.pipeline, "", spec.positions, path, errors);
   *errors_out = std::move(errors);
   return spec;

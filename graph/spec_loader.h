@@ -5,7 +5,7 @@
 // JSON scalars, ${VAR} and ${VAR:-default} are replaced from the environment ($$ is a literal
 // $); in text format the substitution is textual. Durations are written "250ms", "1.5s",
 // "2m"; sizes "64KiB", "1MB" or plain bytes. Absent fields take the default stated in the
-// schema's (sluice.rules) option.
+// schema's (sluice.v1.rules) option.
 //
 // Errors are collected, not thrown one at a time: a file with three mistakes reports three.
 #pragma once
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/pipeline.pb.h"
+#include "graph/schema.h"
 
 namespace sluice {
 
@@ -69,6 +69,12 @@ struct LoadedSpec {
 
   SpecError error_at(const std::string& field_path, std::string node, std::string message, bool at_key = false) const;
 };
+
+// A node's kind, stated once in a loaded spec: the name of its `config` member, or for a kind
+// that takes no config, the `kind` string ("" when neither is set). The loader moves the file's
+// `kind` into the member when the kind has one. Likewise for sources.
+std::string node_kind(const NodeSpec& node);
+std::string source_kind(const SourceSpec& source);
 
 // Looks up an environment variable; injectable for tests. Returns nullopt when unset.
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;

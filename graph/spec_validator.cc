@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "graph/schema.h"
 #include "graph/units.h"
-#include "sluice/options.pb.h"
 
 namespace sluice {
 
@@ -22,8 +23,29 @@ std::string join(const FactSet& facts) {
   return out.empty() ? "nothing" : out;
 }
 
-void check_required(const pb::Message& msg, const std::string& path, const std::string& node, const LoadedSpec& spec,
-                    std::vector<SpecError>& errors) {
+// A string field's value against its rules (allowed values, the address unit); nullopt when fine.
+std::optional<std::string> string_rule_problem(const FieldRules& rules, const std::string& value) {
+  if (value.empty()) return std::nullopt;  // absent or empty: reported by `required` when it matters
+  if (rules.allowed_size() > 0 &&
+      std::find(rules.allowed().begin(), rules.allowed().end(), value) == rules.allowed().end()) {
+    std::vector<std::string> allowed(rules.allowed().begin(), rules.allowed().end());
+    std::string all;
+    for (const auto& a : allowed) all += (all.empty() ? "" : ", ") + a;
+    const std::string hint = did_you_mean(value, allowed);
+    return "'" + value + "' is not one of " + all + (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+  }
+  if (rules.unit() == "address") {
+    std::string host, error;
+    std::uint16_t port = 0;
+    if (!parse_host_port(value, &host, &port, &error)) return error;
+  }
+  return std::nullopt;
+}
+
+// Required fields and string rules, recursively; the paths are the loader's (a config member is
+// "config"), so each error points at the file's line and column.
+void check_field_rules(const pb::Message& msg, const std::string& path, const std::string& node, const LoadedSpec& spec,
+                       std::vector<SpecError>& errors) {
   const pb::Descriptor* d = msg.GetDescriptor();
   const pb::Reflection* r = msg.GetReflection();
   const pb::OneofDescriptor* config = d->FindOneofByName("config");
@@ -40,14 +62,22 @@ void check_required(const pb::Message& msg, const std::string& path, const std::
               name && sub.GetDescriptor()->FindOneofByName("config")) {
             sub_node = sub.GetReflection()->GetString(sub, name);
           }
-          check_required(sub, child + "[" + std::to_string(j) + "]", sub_node, spec, errors);
+          check_field_rules(sub, child + "[" + std::to_string(j) + "]", sub_node, spec, errors);
         }
       } else if (r->HasField(msg, fd)) {
-        check_required(r->GetMessage(msg, fd), child, node, spec, errors);
+        check_field_rules(r->GetMessage(msg, fd), child, node, spec, errors);
       }
       continue;
     }
-    if (!fd->options().GetExtension(rules).required()) continue;
+    const FieldRules& field_rules = fd->options().GetExtension(rules);
+    if (fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING) {
+      for (int j = 0, n = fd->is_repeated() ? r->FieldSize(msg, fd) : 1; j < n; ++j) {
+        const std::string value = fd->is_repeated() ? r->GetRepeatedString(msg, fd, j) : r->GetString(msg, fd);
+        const std::string at = fd->is_repeated() ? child + "[" + std::to_string(j) + "]" : child;
+        if (auto problem = string_rule_problem(field_rules, value)) errors.push_back(spec.error_at(at, node, *problem));
+      }
+    }
+    if (!field_rules.required()) continue;
     bool missing = fd->is_repeated() ? r->FieldSize(msg, fd) == 0
                    : fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING ? r->GetString(msg, fd).empty()
                                                                           : !spec.positions.has(child);
@@ -65,7 +95,7 @@ void check_required(const pb::Message& msg, const std::string& path, const std::
 std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry& registry) {
   std::vector<SpecError> errors;
   const PipelineSpec& p = spec.pipeline;
-  check_required(p, "", "", spec, errors);
+  check_field_rules(p, "", "", spec, errors);
 
   // ---- names and kinds
   std::map<std::string, std::string> defined_at;  // name -> path of its definition
@@ -91,17 +121,16 @@ std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry&
     std::string path = "sources[" + std::to_string(i) + "]";
     define(s.name(), path);
     source_names.insert(s.name());
-    if (s.kind().empty()) continue;  // reported as missing
-    if (std::find(source_kinds.begin(), source_kinds.end(), s.kind()) == source_kinds.end()) {
-      std::string hint = did_you_mean(s.kind(), source_kinds);
+    const std::string kind = source_kind(s);
+    if (kind.empty()) {
+      errors.push_back(spec.error_at(path, s.name(), "missing required field '" + path + ".kind'"));
+      continue;
+    }
+    if (std::find(source_kinds.begin(), source_kinds.end(), kind) == source_kinds.end()) {
+      std::string hint = did_you_mean(kind, source_kinds);
       errors.push_back(spec.error_at(path + ".kind", s.name(),
-                                     "unknown source kind '" + s.kind() + "'" +
+                                     "unknown source kind '" + kind + "'" +
                                          (hint.empty() ? "" : " (did you mean '" + hint + "'?)")));
-    } else if (s.config_case() != SourceSpec::CONFIG_NOT_SET &&
-               s.GetDescriptor()->FindFieldByNumber(s.config_case())->name() != s.kind()) {
-      errors.push_back(spec.error_at(path + ".config", s.name(), "config is for kind '" +
-                                         s.GetDescriptor()->FindFieldByNumber(s.config_case())->name() +
-                                         "' but kind is '" + s.kind() + "'"));
     }
   }
   std::map<std::string, const NodeKind*> kind_of;
@@ -110,25 +139,22 @@ std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry&
     const NodeSpec& n = p.nodes(i);
     std::string path = "nodes[" + std::to_string(i) + "]";
     define(n.name(), path);
-    if (n.kind().empty()) continue;
-    const NodeKind* k = registry.find(n.kind());
+    const std::string kind = node_kind(n);
+    if (kind.empty()) {
+      errors.push_back(spec.error_at(path, n.name(), "missing required field '" + path + ".kind'"));
+      continue;
+    }
+    const NodeKind* k = registry.find(kind);
     if (!k) {
-      std::string hint = did_you_mean(n.kind(), known_kinds);
+      std::string hint = did_you_mean(kind, known_kinds);
       errors.push_back(spec.error_at(path + ".kind", n.name(),
-                                     "unknown node kind '" + n.kind() + "'" +
+                                     "unknown node kind '" + kind + "'" +
                                          (hint.empty() ? "" : " (did you mean '" + hint + "'?)")));
       continue;
     }
-    if (n.config_case() != NodeSpec::CONFIG_NOT_SET &&
-        n.GetDescriptor()->FindFieldByNumber(n.config_case())->name() != n.kind()) {
-      errors.push_back(spec.error_at(path + ".config", n.name(), "config is for kind '" +
-                                         n.GetDescriptor()->FindFieldByNumber(n.config_case())->name() +
-                                         "' but kind is '" + n.kind() + "'"));
-      continue;
-    }
-    const pb::FieldDescriptor* member = n.GetDescriptor()->FindFieldByName(n.kind());
-    if ((!member || !member->containing_oneof()) && spec.positions.has(path + ".config")) {
-      errors.push_back(spec.error_at(path + ".config", n.name(), "node kind '" + n.kind() + "' takes no config", true));
+    // The loader put the file's config into the kind's member; a kind without one drops it.
+    if (n.config_case() == NodeSpec::CONFIG_NOT_SET && spec.positions.has(path + ".config")) {
+      errors.push_back(spec.error_at(path + ".config", n.name(), "node kind '" + kind + "' takes no config", true));
       continue;
     }
     kind_of[n.name()] = k;

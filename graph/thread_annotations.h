@@ -1,7 +1,8 @@
 // Clang thread-safety annotations (-Wthread-safety): which mutex guards which member, and which
-// functions must be called with it held. They compile to nothing under GCC; scripts/test builds
-// the libraries once with clang and -Wthread-safety -Werror, so a member read without its lock
-// fails the build instead of racing in production.
+// functions must be called with it held. They compile to nothing under GCC; scripts/test runs
+// scripts/check-thread-safety, clang -Wthread-safety -Werror=thread-safety over every
+// production translation unit, so a member read without its lock fails the tests instead of
+// racing in production (docs/testing.md).
 //
 // Use with sluice::Mutex and sluice::MutexLock (graph/mutex.h): std::mutex carries no
 // annotations in libstdc++, so the analysis cannot see it.

@@ -142,4 +142,24 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return best_d <= limit ? best : std::string();
 }
 
+bool parse_host_port(std::string_view text, std::string* host, std::uint16_t* port, std::string* error) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) {
+    *error = "address '" + std::string(text) + "' has no ':port'";
+    return false;
+  }
+  std::string_view h = text.substr(0, colon);
+  const std::string_view p = text.substr(colon + 1);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  unsigned value = 0;
+  const auto parsed = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (p.empty() || parsed.ec != std::errc() || parsed.ptr != p.data() + p.size() || value > 65535) {
+    *error = "address '" + std::string(text) + "': port '" + std::string(p) + "' is not a number from 0 to 65535";
+    return false;
+  }
+  *host = h.empty() ? "0.0.0.0" : std::string(h);
+  *port = static_cast<std::uint16_t>(value);
+  return true;
+}
+
 }  // namespace sluice

@@ -1,5 +1,7 @@
-// Parsing of the unit-bearing scalars of pipeline files: durations ("250ms", "1.5s") and
-// sizes ("64KiB", "1MB", "4096"), plus did-you-mean suggestions for misspelt names.
+// Parsing of the unit-bearing scalars of pipeline files: durations ("250ms", "1.5s"), sizes
+// ("64KiB", "1MB", "4096") and listen addresses ("127.0.0.1:8080", "[::1]:0"), plus
+// did-you-mean suggestions for misspelt names. The validator and the components that use a
+// value parse it with the same function, so `sluice validate` refuses what `sluice run` would.
 // Pure functions; thread-safe.
 #pragma once
 
@@ -16,6 +18,9 @@ namespace sluice {
 std::optional<std::int64_t> parse_duration(std::string_view text, std::string* error);
 // Bytes, or nullopt with `error`. Units: B, KB, MB, GB (powers of 1000), KiB, MiB, GiB (1024).
 std::optional<std::uint64_t> parse_size(std::string_view text, std::string* error);
+// "host:port" -> host ("0.0.0.0" when empty; an IPv6 literal without its brackets) and port
+// (0-65535; 0 picks a free one), or false with `error` set to a plain sentence.
+bool parse_host_port(std::string_view text, std::string* host, std::uint16_t* port, std::string* error);
 // "250ms", "1.5s": the shortest exact rendering, for docs and `sluice validate` output.
 std::string format_duration(std::int64_t nanos);
 

@@ -45,7 +45,7 @@ int run(const Args& args) {
   }
   std::vector<std::unique_ptr<http::HttpSource>> sources;
   for (const auto& s : spec.pipeline.sources()) {
-    if (s.kind() == "http") sources.push_back(std::make_unique<http::HttpSource>(s.http(), s.name(), *pipeline));
+    if (source_kind(s) == "http") sources.push_back(std::make_unique<http::HttpSource>(s.http(), s.name(), *pipeline));
   }
   pipeline->start();
   for (auto& s : sources) {

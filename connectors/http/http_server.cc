@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "graph/units.h"
+
 namespace sluice::http {
 namespace {
 
@@ -28,20 +30,8 @@ std::string errno_text() { return std::strerror(errno); }
 }  // namespace
 
 void parse_listen_address(std::string_view listen, std::string* host, std::uint16_t* port) {
-  std::size_t colon = listen.rfind(':');
-  if (colon == std::string_view::npos) {
-    throw std::invalid_argument("listen address '" + std::string(listen) + "' has no ':port'");
-  }
-  std::string_view h = listen.substr(0, colon);
-  std::string_view p = listen.substr(colon + 1);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string_view::npos ||
-      std::stoul(std::string(p)) > 65535) {
-    throw std::invalid_argument("listen address '" + std::string(listen) + "': port '" + std::string(p) +
-                                "' is not a number from 0 to 65535");
-  }
-  *host = h.empty() ? "0.0.0.0" : std::string(h);
-  *port = static_cast<std::uint16_t>(std::stoul(std::string(p)));
+  std::string error;  // the validator's rule (graph/units.h), so `sluice validate` refuses the same
+  if (!parse_host_port(listen, host, port, &error)) throw std::invalid_argument("listen " + error);
 }
 
 // One event loop: its epoll set, its connections, its mailbox. Everything here runs on the

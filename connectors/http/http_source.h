@@ -44,7 +44,7 @@
 #include "connectors/http/openai_request.h"
 #include "connectors/http/request_intake.h"
 #include "graph/document_store.h"
-#include "sluice/nodes.pb.h"
+#include "graph/schema.h"
 
 namespace sluice {
 class Pipeline;

@@ -42,9 +42,9 @@
 #include "graph/metrics.h"
 #include "graph/mutex.h"
 #include "graph/node.h"
+#include "graph/schema.h"
 #include "graph/thread_annotations.h"
 #include "nodes/admission/rate_meter.h"
-#include "sluice/admission.pb.h"
 
 namespace sluice {
 

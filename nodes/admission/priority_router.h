@@ -54,12 +54,12 @@
 #include "graph/metrics.h"
 #include "graph/mutex.h"
 #include "graph/node.h"
+#include "graph/schema.h"
 #include "graph/thread_annotations.h"
 #include "nodes/admission/class_scheduler.h"
 #include "nodes/admission/prefill_rate_estimator.h"
 #include "nodes/admission/rate_meter.h"
 #include "nodes/admission/shed_ladder.h"
-#include "sluice/admission.pb.h"
 
 namespace sluice {
 

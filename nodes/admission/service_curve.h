@@ -22,8 +22,8 @@
 
 #include "graph/mutex.h"
 #include "graph/node.h"
+#include "graph/schema.h"
 #include "graph/thread_annotations.h"
-#include "sluice/admission.pb.h"
 
 namespace sluice {
 

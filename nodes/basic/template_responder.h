@@ -22,7 +22,7 @@
 
 #include "graph/clock.h"
 #include "graph/node.h"
-#include "sluice/nodes.pb.h"
+#include "graph/schema.h"
 
 namespace sluice {
 

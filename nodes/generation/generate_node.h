@@ -42,9 +42,9 @@
 #include "graph/metrics.h"
 #include "graph/mutex.h"
 #include "graph/node.h"
+#include "graph/schema.h"
 #include "inference/engine/serving_engine.h"
 #include "nodes/generation/chat_template.h"
-#include "sluice/generation.pb.h"
 
 namespace sluice::generation {
 

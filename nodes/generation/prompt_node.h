@@ -24,11 +24,11 @@
 #include "graph/citation.h"
 #include "graph/clock.h"
 #include "graph/node.h"
+#include "graph/schema.h"
 #include "inference/tokenize/prompt_text.h"
 #include "nodes/generation/chat_template.h"
 #include "nodes/generation/cited_prompt.h"
 #include "nodes/retrieval/node/retrieval_nodes.h"
-#include "sluice/generation.pb.h"
 
 namespace sluice::generation {
 

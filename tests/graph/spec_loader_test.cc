@@ -91,7 +91,7 @@ edges { from: "api" to: "answer" }
   LoadedSpec a = load_ok(json, "p.json");
   LoadedSpec b = load_ok(text, "p.textproto");
   EXPECT_EQ(a.pipeline.SerializeAsString(), b.pipeline.SerializeAsString());
-  EXPECT_EQ(b.pipeline.nodes(0).kind(), "template");  // implicit in text format
+  EXPECT_EQ(node_kind(b.pipeline.nodes(0)), "template");  // stated once, by the config member
 }
 
 TEST(SpecLoader, DefaultAfterColonDashWhenUnsetOrEmpty) {
@@ -237,6 +237,48 @@ nodes: [{name: a, kind: mark, config: {x: 1}}]
 edges: [{from: api, to: a}]
 )"),
               ElementsAre("p.yaml:3:31: node 'a': node kind 'mark' takes no config"));
+}
+
+// Schema v1 states a node's kind once: the loader moves the file's `kind` into the config member.
+TEST(SpecLoader, KindIsStatedOnceByTheConfigMember) {
+  LoadedSpec s = load_ok(kGood);
+  EXPECT_EQ(s.pipeline.nodes(0).kind(), "");  // the member says it
+  EXPECT_TRUE(s.pipeline.nodes(0).has_template_());
+  EXPECT_EQ(node_kind(s.pipeline.nodes(0)), "template");
+  EXPECT_EQ(source_kind(s.pipeline.sources(0)), "http");
+  // A kind that takes no config keeps its string.
+  LoadedSpec m = load_ok("name: d\nsources: [{name: api, kind: http}]\nnodes: [{name: a, kind: mark}]\n"
+                         "edges: [{from: api, to: a}]\n");
+  EXPECT_EQ(node_kind(m.pipeline.nodes(0)), "mark");
+  // Text format may state both, but they must agree.
+  EXPECT_THAT(errors_of(R"(name: "d"
+sources { name: "api" http {} }
+nodes { name: "a" kind: "passthrough" template { text: "hi" } }
+edges { from: "api" to: "a" }
+)", "p.textproto"),
+              ElementsAre("p.textproto:3:39: node 'a': config is for kind 'template' but kind is 'passthrough'"));
+  EXPECT_THAT(errors_of("name: d\nsources: [{name: api}]\nnodes: [{name: a}]\nedges: [{from: api, to: a}]\n"),
+              ElementsAre("p.yaml:2:11: node 'api': missing required field 'sources[0].kind'",
+                          "p.yaml:3:9: node 'a': missing required field 'nodes[0].kind'"));
+}
+
+// String rules (allowed values, the address unit) are the validator's, so `sluice validate`
+// refuses what `sluice run` would, at the value's line and column.
+TEST(SpecLoader, StringRulesAreCheckedAtTheValue) {
+  EXPECT_THAT(errors_of(R"(name: v
+sources: [{name: api, kind: http, config: {listen: "127.0.0.1:99999"}}]
+nodes: [{name: g, kind: generate, config: {optional: true, kv_type: f61, chat_template: chatlm}}]
+edges: [{from: api, to: g}]
+)"),
+              ElementsAre("p.yaml:2:52: node 'api': address '127.0.0.1:99999': port '99999' is not a number from 0 to 65535",
+                          "p.yaml:3:69: node 'g': 'f61' is not one of f16, f32 (did you mean 'f16'?)",
+                          "p.yaml:3:89: node 'g': 'chatlm' is not one of auto, plain, llama2, chatml, zephyr (did you mean 'chatml'?)"));
+  EXPECT_THAT(errors_of(R"(name: v
+sources: [{name: api, kind: http, config: {listen: "localhost"}}]
+nodes: [{name: a, kind: passthrough}]
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre("p.yaml:2:52: node 'api': address 'localhost' has no ':port'"));
 }
 
 TEST(SpecLoader, UnreadableFile) {

@@ -20,11 +20,11 @@
 #include <string>
 
 #include "graph/node.h"
+#include "graph/schema.h"
 #include "nodes/retrieval/kb/extractive_answer.h"
 #include "nodes/retrieval/kb/knowledge_base.h"
 #include "nodes/retrieval/kb/retriever.h"
 #include "nodes/retrieval/node/knowledge_base_documents.h"
-#include "sluice/retrieval.pb.h"
 
 namespace sluice::retrieval {
 

@@ -11,7 +11,7 @@
 #include "graph/metrics.h"
 #include "graph/node.h"
 #include "graph/request.h"
-#include "sluice/admission.pb.h"
+#include "graph/schema.h"
 
 namespace sluice::testing {
 
