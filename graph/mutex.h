@@ -62,6 +62,10 @@ class CondVar {
   std::cv_status wait_for(MutexLock& lock, const std::chrono::duration<Rep, Period>& d) {
     return cv_.wait_for(lock.lock_, d);
   }
+  template <class Clock, class Duration>
+  std::cv_status wait_until(MutexLock& lock, const std::chrono::time_point<Clock, Duration>& t) {
+    return cv_.wait_until(lock.lock_, t);
+  }
 
  private:
   std::condition_variable cv_;

@@ -7,7 +7,7 @@
 namespace sluice::http {
 
 bool IngestRunner::try_run(Job job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_ || job_) return false;
   job_ = std::move(job);
   if (running_gauge_) running_gauge_->set(1);
@@ -17,19 +17,19 @@ bool IngestRunner::try_run(Job job) {
 }
 
 bool IngestRunner::busy() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<bool>(job_);
 }
 
 std::uint32_t IngestRunner::retry_after_seconds() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<std::uint32_t>(std::max(1.0, std::ceil(last_seconds_)));
 }
 
 void IngestRunner::loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || job_; });
+    while (!stopping_ && !job_) cv_.wait(lock);
     if (!job_) return;  // stopping with nothing left to run
     auto job = job_;
     lock.unlock();
@@ -48,12 +48,14 @@ void IngestRunner::loop() {
 }
 
 void IngestRunner::stop() {
+  std::thread thread;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
+    thread = std::move(thread_);  // no try_run starts one once stopping_ is set
   }
   cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  if (thread.joinable()) thread.join();
 }
 
 }  // namespace sluice::http

@@ -16,13 +16,13 @@
 // Thread-safety: try_run/busy/retry_after_seconds from any thread; stop from one thread.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "graph/metrics.h"
+#include "graph/mutex.h"
+#include "graph/thread_annotations.h"
 
 namespace sluice::http {
 
@@ -35,23 +35,24 @@ class IngestRunner {
 
   // Returns the continuation run after the slot is released; may be empty. Must not throw.
   using Job = std::function<std::function<void()>()>;
-  bool try_run(Job job);
-  bool busy() const;
+  bool try_run(Job job) EXCLUDES(mu_);
+  bool busy() const EXCLUDES(mu_);
   // Seconds a refused client should wait: the last ingest's duration rounded up, at least 1.
-  std::uint32_t retry_after_seconds() const;
-  void stop();
+  std::uint32_t retry_after_seconds() const EXCLUDES(mu_);
+  void stop() EXCLUDES(mu_);
 
  private:
-  void loop();
+  void loop() EXCLUDES(mu_);
 
+  // Set at construction, read-only after (the metrics themselves are thread-safe).
   Gauge* running_gauge_;
   Histogram* seconds_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  Job job_;  // the one accepted job (running or about to)
-  bool stopping_ = false;
-  double last_seconds_ = 0;
-  std::thread thread_;
+  mutable Mutex mu_;
+  CondVar cv_;
+  Job job_ GUARDED_BY(mu_);  // the one accepted job (running or about to)
+  bool stopping_ GUARDED_BY(mu_) = false;
+  double last_seconds_ GUARDED_BY(mu_) = 0;
+  std::thread thread_ GUARDED_BY(mu_);  // started by the first try_run; stop() moves it out to join
 };
 
 }  // namespace sluice::http

@@ -26,7 +26,7 @@ void LoopMailbox::post(LoopOp op) {
   }
   bool was_empty;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     was_empty = queue_.empty();
     queue_.push_back(std::move(op));
   }
@@ -42,7 +42,7 @@ void LoopMailbox::wake() {
 void LoopMailbox::take(std::vector<LoopOp>& out) {
   std::uint64_t count;
   [[maybe_unused]] ssize_t n = ::read(event_fd_, &count, sizeof count);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   out.swap(queue_);
 }
 

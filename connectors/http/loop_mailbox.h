@@ -14,10 +14,12 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "graph/mutex.h"
+#include "graph/thread_annotations.h"
 
 namespace sluice::http {
 
@@ -41,9 +43,9 @@ class LoopMailbox {
   LoopMailbox(const LoopMailbox&) = delete;
   LoopMailbox& operator=(const LoopMailbox&) = delete;
 
-  void post(LoopOp op);
+  void post(LoopOp op) EXCLUDES(mu_);
   // Moves every posted op into `out` (which the caller cleared) and resets the eventfd.
-  void take(std::vector<LoopOp>& out);
+  void take(std::vector<LoopOp>& out) EXCLUDES(mu_);
   // Wakes the loop without an op (control flags changed).
   void wake();
   // From now on posts are dropped (the loop is gone).
@@ -57,11 +59,11 @@ class LoopMailbox {
   std::vector<LoopOp> local;  // loop thread only
 
  private:
-  int event_fd_ = -1;
+  int event_fd_ = -1;  // set at construction, read-only after
   std::atomic<bool> open_{true};
-  std::thread::id loop_thread_;
-  std::mutex mu_;
-  std::vector<LoopOp> queue_;
+  std::thread::id loop_thread_;  // not under mu_: bound when the loop starts, before its connections can post
+  Mutex mu_;
+  std::vector<LoopOp> queue_ GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::http

@@ -1,10 +1,10 @@
 #include "inference/engine/shared_engines.h"
 
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
+#include "graph/mutex.h"
 #include "inference/model_error.h"
 
 namespace sluice::inference {
@@ -32,10 +32,10 @@ std::string key_of(const std::string& path, const EngineOptions& o, const Metric
 std::shared_ptr<ServingEngine> shared_serving_engine(const std::string& model_path, const EngineOptions& options,
                                                      MetricsRegistry* metrics,
                                                      const std::vector<std::string>& class_names) {
-  static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<Loaded>> engines;
+  static Mutex mu;
+  static std::map<std::string, std::weak_ptr<Loaded>> engines;  // under mu
   const std::string key = key_of(model_path, options, metrics);
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   if (auto live = engines[key].lock()) return std::shared_ptr<ServingEngine>(live, live->engine.get());
   auto loaded = std::make_shared<Loaded>();
   try {

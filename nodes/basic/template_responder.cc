@@ -115,6 +115,7 @@ void TemplateResponder::start_batch(BatchPtr batch, Done done) {
   }
   // One extra count held while streams are being set up, so the batch cannot finish early.
   state->open.store(streams.size() + 1, std::memory_order_release);
+  bool stopped = false;  // stopping_ as seen under the lock: decides both abandoning and finishing
   if (interval_ == 0) {
     for (auto& s : streams) {
       while (!step(*s, clock_->now())) {
@@ -122,10 +123,11 @@ void TemplateResponder::start_batch(BatchPtr batch, Done done) {
       finish(*s);
     }
   } else {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
+    stopped = stopping_;
     auto now = std::chrono::steady_clock::now();
     for (auto& s : streams) {
-      if (stopping_) {
+      if (stopped) {
         s->request->complete(Status::Error(StatusCode::kUnavailable, "template responder stopped", AbortCause::kShutdown),
                              clock_->now());
         continue;
@@ -135,7 +137,7 @@ void TemplateResponder::start_batch(BatchPtr batch, Done done) {
     wake_.notify_one();
   }
   // Streams abandoned because of stopping_ finish here.
-  if (interval_ != 0 && stopping_) {
+  if (stopped) {
     for (auto& s : streams) finish(*s);
   }
   Stream holder;
@@ -144,7 +146,7 @@ void TemplateResponder::start_batch(BatchPtr batch, Done done) {
 }
 
 void TemplateResponder::run_timer() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
     if (stopping_ && due_.empty()) return;
     if (due_.empty()) {
@@ -158,9 +160,10 @@ void TemplateResponder::run_timer() {
     }
     Due d = due_.top();
     due_.pop();
+    const bool stopping = stopping_;
     lock.unlock();
     bool finished;
-    if (stopping_) {
+    if (stopping) {
       d.stream->request->complete(
           Status::Error(StatusCode::kUnavailable, "template responder stopped", AbortCause::kShutdown), clock_->now());
       finished = true;
@@ -177,7 +180,7 @@ void TemplateResponder::run_timer() {
 
 void TemplateResponder::stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     stopping_ = true;
   }

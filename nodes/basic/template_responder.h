@@ -13,16 +13,17 @@
 // Thread-safety: start_batch may be called concurrently; stop() once, at shutdown.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
+#include <chrono>
 #include <queue>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "graph/clock.h"
+#include "graph/mutex.h"
 #include "graph/node.h"
 #include "graph/schema.h"
+#include "graph/thread_annotations.h"
 
 namespace sluice {
 
@@ -34,32 +35,33 @@ class TemplateResponder final : public AsyncNode {
   TemplateResponder(const TemplateResponderConfig& config, const NodeContext& ctx);
   ~TemplateResponder() override;
 
-  void start_batch(BatchPtr batch, Done done) override;
-  void stop() override;
+  void start_batch(BatchPtr batch, Done done) override EXCLUDES(mu_);
+  void stop() override EXCLUDES(mu_);
 
  private:
   struct Stream;
   struct BatchState;
-  void run_timer();
+  void run_timer() EXCLUDES(mu_);
   // Emits the next piece of `s`; returns true when the stream has finished.
   bool step(Stream& s, Nanos now);
   std::shared_ptr<Stream> make_stream(const RequestPtr& r, const std::shared_ptr<BatchState>& batch);
   void finish(Stream& s);
 
+  // Set at construction, read-only after.
   std::string text_;
   Nanos interval_;
   Clock* clock_;
 
-  std::mutex mu_;
-  std::condition_variable wake_;
+  Mutex mu_;
+  CondVar wake_;
   struct Due {
     std::chrono::steady_clock::time_point at;
     std::shared_ptr<Stream> stream;
     bool operator>(const Due& o) const { return at > o.at; }
   };
-  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
-  bool stopping_ = false;
-  std::thread timer_;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::thread timer_;  // not under mu_: started by the constructor, joined only by stop()
 };
 
 }  // namespace sluice

@@ -83,11 +83,15 @@ KnowledgeBase::KnowledgeBase(KnowledgeBaseOptions options) : options_(std::move(
 }
 
 std::shared_ptr<const KbSnapshot> KnowledgeBase::current() const {
-  std::lock_guard<std::mutex> lock(swap_mu_);
+  MutexLock lock(swap_mu_);
   return live_;
 }
 
-std::size_t KnowledgeBase::document_count() const { return current() ? docs_.size() : 0; }
+std::size_t KnowledgeBase::document_count() const {
+  if (!current()) return 0;
+  MutexLock lock(write_mu_);
+  return docs_.size();
+}
 
 IngestStats KnowledgeBase::upsert(std::vector<SourceDocument> docs, const IngestProgressFn& progress) {
   return apply(std::move(docs), {}, false, progress);
@@ -103,13 +107,15 @@ IngestStats KnowledgeBase::update(std::vector<SourceDocument> upserts, const std
 
 IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals,
                                  bool exact_set, const IngestProgressFn& progress) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(write_mu_);
   const auto t0 = std::chrono::steady_clock::now();
   IngestStats stats;
   std::map<std::string, DocState> next = docs_;  // copy: a failed ingest leaves the KB untouched
   std::set<std::string> seen;
   std::vector<std::string> changed;
-  const auto counter = [this](std::string_view t) { return embedder_->count_tokens(t); };
+  // The embedder as of now (the loop below does not refit); a lambda is analysed without the lock.
+  const LsaEmbedder* embedder = embedder_.get();
+  const auto counter = [embedder](std::string_view t) { return embedder->count_tokens(t); };
   IngestProgress at;
   at.documents_total = upserts.size();
   for (auto& d : upserts) {
@@ -234,7 +240,7 @@ void KnowledgeBase::commit(IngestStats& stats) {
   if (!options_.directory.empty()) persist();
   if (before_swap_) before_swap_();
   {
-    std::lock_guard<std::mutex> lock(swap_mu_);
+    MutexLock lock(swap_mu_);
     live_ = std::move(gen);
   }
   stats.version = v;

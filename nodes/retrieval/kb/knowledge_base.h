@@ -22,18 +22,20 @@
 //    fails its checksum.
 //  - version() increases by one per committed change; the semantic cache invalidates on it.
 // Thread-safety: current()/version() from any thread at any time; mutations are serialised
-// by an internal mutex (a second ingest waits for the first).
+// by an internal mutex (a second ingest waits for the first), and document_count() takes the
+// same mutex, so it waits for a running ingest. set_before_swap_hook only while no mutation runs.
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "graph/mutex.h"
+#include "graph/thread_annotations.h"
 #include "nodes/retrieval/chunk/chunker.h"
 #include "nodes/retrieval/dense/lsa_embedder.h"
 #include "nodes/retrieval/eval/beir_dataset.h"
@@ -79,17 +81,17 @@ class KnowledgeBase {
   // Throws std::runtime_error when both kb.bin and kb.prev exist but neither loads.
   explicit KnowledgeBase(KnowledgeBaseOptions options);
 
-  IngestStats upsert(std::vector<SourceDocument> docs, const IngestProgressFn& progress = {});
-  IngestStats remove(const std::vector<std::string>& doc_ids);
-  IngestStats sync(std::vector<SourceDocument> docs, const IngestProgressFn& progress = {});
+  IngestStats upsert(std::vector<SourceDocument> docs, const IngestProgressFn& progress = {}) EXCLUDES(write_mu_);
+  IngestStats remove(const std::vector<std::string>& doc_ids) EXCLUDES(write_mu_);
+  IngestStats sync(std::vector<SourceDocument> docs, const IngestProgressFn& progress = {}) EXCLUDES(write_mu_);
   // Upserts and removals as one change (one new version); an id in both ends up removed.
   IngestStats update(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals,
-                     const IngestProgressFn& progress = {});
+                     const IngestProgressFn& progress = {}) EXCLUDES(write_mu_);
 
   // The live snapshot (never null; empty before the first ingest).
-  std::shared_ptr<const KbSnapshot> current() const;
+  std::shared_ptr<const KbSnapshot> current() const EXCLUDES(swap_mu_);
   std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
-  std::size_t document_count() const;
+  std::size_t document_count() const EXCLUDES(write_mu_);
   // Where it persists ("" in memory only).
   const std::string& directory() const { return options_.directory; }
   // Which file open() loaded: "kb.bin", "kb.prev", or "" (fresh).
@@ -104,23 +106,24 @@ class KnowledgeBase {
     std::vector<float> vectors;  // chunks.size() x dim
   };
   IngestStats apply(std::vector<SourceDocument> upserts, const std::vector<std::string>& removals, bool exact_set,
-                    const IngestProgressFn& progress);
+                    const IngestProgressFn& progress) EXCLUDES(write_mu_);
   void embed_in_batches(std::vector<DocState*>& states, IngestStats& stats, const IngestProgressFn& progress,
-                        IngestProgress& at);
-  void commit(IngestStats& stats);
-  void persist() const;
-  bool load_file(const std::string& path);
+                        IngestProgress& at) REQUIRES(write_mu_);
+  void commit(IngestStats& stats) REQUIRES(write_mu_) EXCLUDES(swap_mu_);
+  void persist() const REQUIRES(write_mu_);
+  // Called only by the constructor, which has sole access (hence REQUIRES without a lock there).
+  bool load_file(const std::string& path) REQUIRES(write_mu_);
 
-  KnowledgeBaseOptions options_;
-  std::mutex write_mu_;                    // serialises mutations
-  mutable std::mutex swap_mu_;             // guards live_ (held only for a pointer copy)
-  std::shared_ptr<const KbSnapshot> live_;
-  std::atomic<std::uint64_t> version_{0};
-  std::map<std::string, DocState> docs_;   // ordered: snapshots list chunks in doc-id order
-  std::shared_ptr<const LsaEmbedder> embedder_;
-  std::size_t changed_since_fit_ = 0;
-  std::string loaded_from_;
-  std::function<void()> before_swap_;
+  KnowledgeBaseOptions options_;           // set at construction, read-only after
+  mutable Mutex write_mu_;                 // serialises mutations; guards the document state below
+  mutable Mutex swap_mu_;                  // guards live_ (held only for a pointer copy)
+  std::shared_ptr<const KbSnapshot> live_ GUARDED_BY(swap_mu_);
+  std::atomic<std::uint64_t> version_{0};  // atomic: read by version() without a lock
+  std::map<std::string, DocState> docs_ GUARDED_BY(write_mu_);  // ordered: snapshots list chunks in doc-id order
+  std::shared_ptr<const LsaEmbedder> embedder_ GUARDED_BY(write_mu_);
+  std::size_t changed_since_fit_ GUARDED_BY(write_mu_) = 0;
+  std::string loaded_from_;                // set at construction, read-only after
+  std::function<void()> before_swap_;      // test hook, not under a lock: set while no mutation runs
 };
 
 }  // namespace sluice::retrieval

@@ -2,17 +2,18 @@
 
 #include <filesystem>
 #include <map>
-#include <mutex>
+
+#include "graph/mutex.h"
 
 namespace sluice::retrieval {
 
 std::shared_ptr<KnowledgeBase> shared_knowledge_base(const std::string& directory) {
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<KnowledgeBase>> open;
+  static Mutex mu;
+  static std::map<std::string, std::shared_ptr<KnowledgeBase>> open;  // under mu
   std::error_code ec;
   std::string key = std::filesystem::weakly_canonical(directory, ec).string();
   if (ec) key = directory;
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock lock(mu);
   auto& kb = open[key];
   if (!kb) {
     KnowledgeBaseOptions o;

@@ -1,8 +1,8 @@
 #include "nodes/retrieval/node/knowledge_base_documents.h"
 
 #include <map>
-#include <mutex>
 
+#include "graph/mutex.h"
 #include "nodes/retrieval/kb/loaders.h"
 
 namespace sluice::retrieval {
@@ -81,9 +81,9 @@ DocumentChangeResult KnowledgeBaseDocuments::apply(const DocumentChanges& change
 std::shared_ptr<DocumentStore> documents_of(const std::shared_ptr<KnowledgeBase>& kb) {
   // Keyed by the knowledge base's address: a live store holds its knowledge base, so an entry
   // whose store expired may share an address with a new knowledge base, never a live one.
-  static std::mutex mu;
-  static std::map<const KnowledgeBase*, std::weak_ptr<KnowledgeBaseDocuments>> stores;
-  std::lock_guard<std::mutex> lock(mu);
+  static Mutex mu;
+  static std::map<const KnowledgeBase*, std::weak_ptr<KnowledgeBaseDocuments>> stores;  // under mu
+  MutexLock lock(mu);
   auto& slot = stores[kb.get()];
   auto store = slot.lock();
   if (!store) {
