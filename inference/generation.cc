@@ -8,6 +8,7 @@ const char* finish_reason_name(FinishReason reason) {
     case FinishReason::kLength: return "length";
     case FinishReason::kCancelled: return "cancelled";
     case FinishReason::kShutdown: return "shutdown";
+    case FinishReason::kError: return "error";
   }
   return "?";
 }

@@ -17,8 +17,10 @@
 
 namespace sluice::inference {
 
-enum class FinishReason { kStop, kLength, kCancelled, kShutdown };
-// "stop", "length", "cancelled", "shutdown" (the first two are OpenAI's finish_reason names).
+// kError: the engine's step failed with an exception (a bug, never the request's input); every
+// sequence in the engine then ends with it and the engine goes on serving.
+enum class FinishReason { kStop, kLength, kCancelled, kShutdown, kError };
+// "stop", "length", "cancelled", "shutdown", "error" (the first two are OpenAI's finish_reason names).
 const char* finish_reason_name(FinishReason reason);
 
 struct GenerationResult {
@@ -31,6 +33,7 @@ struct GenerationResult {
   double queue_seconds = 0;   // engine: submit -> first admitted
   double ttft_seconds = 0;    // start -> first token (0 when none)
   double total_seconds = 0;   // start -> finish
+  std::string error;          // kError: what failed
 };
 
 struct GenerationRequest {

@@ -374,7 +374,7 @@ void EngineScheduler::finish(Sequence& s, FinishReason how) {
   if (s.computed < 0) return;  // already finished
   s.result.finish = how;
   blocks_.release_all(s.table);
-  s.stream.finish();
+  if (how != FinishReason::kError) s.stream.finish();  // flushes held-back text through on_text
   s.result.text = s.stream.text();
   s.result.total_seconds = seconds_between(s.submitted, Clock::now());
   auto done = std::move(s.request.on_finish);
@@ -392,9 +392,13 @@ void EngineScheduler::retire_finished() {
   waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), finished), waiting_.end());
 }
 
-void EngineScheduler::abort_all() {
-  for (auto& s : running_) finish(*s, FinishReason::kShutdown);
-  for (auto& s : waiting_) finish(*s, FinishReason::kShutdown);
+void EngineScheduler::abort_all(FinishReason how, const std::string& error) {
+  for (auto* list : {&running_, &waiting_}) {
+    for (auto& s : *list) {
+      if (how == FinishReason::kError) s->result.error = error;
+      finish(*s, how);
+    }
+  }
   retire_finished();
 }
 

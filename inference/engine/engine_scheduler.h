@@ -75,8 +75,10 @@ class EngineScheduler {
 
   StepReport step();
   bool idle() const { return waiting_.empty() && running_.empty(); }
-  // Finishes every sequence (FinishReason::kShutdown), freeing its blocks.
-  void abort_all();
+  // Finishes every sequence with `how` (kShutdown at stop, kError after a failed step, with
+  // `error` in the result), freeing its blocks. After kError no held-back text is flushed: the
+  // text callbacks may be what failed.
+  void abort_all(FinishReason how = FinishReason::kShutdown, const std::string& error = {});
 
   size_t waiting() const { return waiting_.size(); }
   size_t running() const { return running_.size(); }

@@ -1,6 +1,7 @@
 #include "inference/engine/serving_engine.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace sluice::inference {
 
@@ -8,7 +9,7 @@ using SteadyClock = std::chrono::steady_clock;
 
 struct ServingEngine::Metrics {
   Gauge *kv_free, *kv_in_use, *kv_shared, *kv_cached_idle, *waiting, *running, *busy;
-  Counter *prefix_hits, *prefix_reused, *evictions, *cow, *collisions, *generated, *prompt;
+  Counter *prefix_hits, *prefix_reused, *evictions, *cow, *collisions, *generated, *prompt, *step_failures;
   std::vector<Counter*> preemptions;
   Histogram *step_sequences, *step_tokens, *ttft, *itl;
   KvBlockStats last_kv;
@@ -54,6 +55,8 @@ void ServingEngine::register_metrics(MetricsRegistry& r, const std::vector<std::
   m.cow = &r.counter("sluice_engine_kv_cow_copies_total", "KV blocks copied before a write (copy-on-write)", model);
   m.collisions = &r.counter("sluice_engine_prefix_collisions_refused_total", "Prefix hash hits refused by token verification", model);
   m.generated = &r.counter("sluice_engine_generated_tokens_total", "Tokens generated", model);
+  m.step_failures = &r.counter("sluice_engine_step_failures_total",
+                               "Engine steps that failed with an exception (a bug): their sequences ended with an error", model);
   m.prompt = &r.counter("sluice_engine_prefill_tokens_total", "Prompt positions computed (not served by the cache)", model);
   for (int c = 0; c < scheduler_->classes(); ++c) {
     const std::string name = c < int(class_names.size()) ? class_names[size_t(c)] : "class" + std::to_string(c);
@@ -103,7 +106,16 @@ void ServingEngine::run() {
         scheduler_->enqueue(std::move(s.request), std::move(s.tokens), s.at);
       }
     }
-    const StepReport report = scheduler_->step();
+    StepReport report;
+    try {
+      report = scheduler_->step();
+    } catch (const std::exception& e) {
+      fail_all(e.what());
+      continue;
+    } catch (...) {
+      fail_all("unknown exception");
+      continue;
+    }
     const auto now = SteadyClock::now();
     publish_metrics(report, std::chrono::duration<double>(now - last).count());
     last = now;
@@ -111,6 +123,17 @@ void ServingEngine::run() {
   scheduler_->abort_all();
   MutexLock lock(mu_);
   load_.waiting = load_.running = 0;
+}
+
+void ServingEngine::fail_all(const std::string& what) {
+  std::fprintf(stderr, "sluice: serving engine (%s): a step failed: %s; its %zu running and %zu waiting sequences end with an error\n",
+               options_.model_id.c_str(), what.c_str(), scheduler_->running(), scheduler_->waiting());
+  if (metrics_) metrics_->step_failures->inc();
+  try {
+    scheduler_->abort_all(FinishReason::kError, "the serving engine's step failed: " + what);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluice: serving engine (%s): finishing the sequences failed too: %s\n", options_.model_id.c_str(), e.what());
+  }
 }
 
 void ServingEngine::publish_metrics(const StepReport& report, double wall) {

@@ -16,6 +16,7 @@
 //   sluice_engine_step_sequences, _step_tokens                           histograms
 //   sluice_engine_ttft_seconds, _inter_token_seconds                     histograms
 //   sluice_engine_generated_tokens_total, _prompt_tokens_total           counters
+//   sluice_engine_step_failures_total                                   counter: steps that threw (fail_all)
 //   sluice_engine_waiting, _running, _busy_fraction                      gauges
 #pragma once
 
@@ -60,6 +61,9 @@ class ServingEngine {
  private:
   void run();
   void publish_metrics(const StepReport& report, double wall_seconds);
+  // Last resort when a step throws: every sequence ends with FinishReason::kError (their
+  // requests answer 500), counted and logged; the engine keeps serving new requests.
+  void fail_all(const std::string& what);
   void register_metrics(MetricsRegistry& registry, const std::vector<std::string>& class_names);
 
   EngineOptions options_;

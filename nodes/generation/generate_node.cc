@@ -83,6 +83,11 @@ void complete_finished(Request& r, const GenerationResult& res, bool node_stoppi
     r.complete(Status::Ok(), now);
     return;
   }
+  if (res.finish == FinishReason::kError) {
+    r.finish_reason = "error";
+    r.complete(Status::Error(StatusCode::kInternal, "generate: " + res.error), now);
+    return;
+  }
   r.finish_reason = "cancelled";
   if (res.finish == FinishReason::kCancelled && r.cancelled())
     r.complete(Status::Error(StatusCode::kCancelled, "request cancelled while generating", r.cancel_cause()), now);
