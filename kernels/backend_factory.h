@@ -27,6 +27,19 @@ struct BackendOptions {
 
 std::unique_ptr<KernelBackend> make_backend(const BackendOptions& options);
 
+// The backend a generator runs on: one made here for BackendOptions (and owned), or one the
+// caller lends (it must outlive the handle and be used by nothing else meanwhile).
+class BackendHandle {
+ public:
+  explicit BackendHandle(const BackendOptions& options) : owned_(make_backend(options)), backend_(owned_.get()) {}
+  explicit BackendHandle(KernelBackend& borrowed) : backend_(&borrowed) {}
+  KernelBackend& get() const { return *backend_; }
+
+ private:
+  std::unique_ptr<KernelBackend> owned_;  // null when borrowed
+  KernelBackend* backend_;
+};
+
 // Weight matrices a backend rewrote at load, and the memory that holds them.
 class PreparedWeights {
  public:

@@ -1,7 +1,7 @@
 // `sluice bench`: load against a running Sluice over HTTP, either open loop (Poisson arrivals at
 // offered rates: latency vs offered load per class) or closed loop (--concurrency: N streaming
 // clients back to back: TTFT, inter-token latency and tokens/s per concurrency level). Results
-// as a table, a JSON file and a gnuplot PNG. The engine is bench/admission/load_generator.{h,cc};
+// as a table, a JSON file and a gnuplot PNG. The engine is apps/loadgen/load_generator.{h,cc};
 // this file only parses flags and writes outputs.
 #include <cstdio>
 #include <cstdlib>

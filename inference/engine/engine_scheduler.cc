@@ -47,22 +47,20 @@ EngineScheduler::Sequence::Sequence(GenerationRequest r, const std::vector<std::
     : request(std::move(r)), sampler(request.sampling), stream(stop, request.on_text) {}
 
 EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& options)
-    : EngineScheduler(model, options, nullptr, kernels::make_backend({options.backend, std::max(1, options.threads)})) {}
+    : EngineScheduler(model, options, kernels::BackendHandle({options.backend, std::max(1, options.threads)})) {}
 
 EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& options, kernels::KernelBackend& backend)
-    : EngineScheduler(model, options, &backend, nullptr) {}
+    : EngineScheduler(model, options, kernels::BackendHandle(backend)) {}
 
-EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& options, kernels::KernelBackend* borrowed,
-                                 std::unique_ptr<kernels::KernelBackend> owned)
+EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& options, kernels::BackendHandle backend)
     : model_(model),
       options_(options),
       context_(resolve_context(model, options)),
-      owned_backend_(std::move(owned)),
-      backend_(borrowed ? *borrowed : *owned_backend_),
+      backend_(std::move(backend)),
       pool_(model.config().n_layers, model.config().n_kv_heads * model.config().head_dim,
             std::max(1, options.block_size), pool_blocks(model, options, context_), options.kv_type),
       blocks_(pool_),
-      forward_(model, backend_, std::max({options.step_tokens, options.max_running, 1})),
+      forward_(model, backend_.get(), std::max({options.step_tokens, options.max_running, 1})),
       model_scope_(fnv1a(options.model_id)) {
   if (options_.class_caps.empty()) options_.class_caps = {16, 64, 128};
   for (int& cap : options_.class_caps) cap = std::max(1, cap);

@@ -39,7 +39,7 @@
 #include "inference/llama/llama_model.h"
 #include "inference/llama/sampler.h"
 #include "inference/tokenize/text_stream.h"
-#include "kernels/backend.h"
+#include "kernels/backend_factory.h"
 
 namespace sluice::inference {
 
@@ -121,8 +121,7 @@ class EngineScheduler {
     bool logits;
   };
 
-  EngineScheduler(const LlamaModel& model, const EngineOptions& options, kernels::KernelBackend* borrowed,
-                  std::unique_ptr<kernels::KernelBackend> owned);
+  EngineScheduler(const LlamaModel& model, const EngineOptions& options, kernels::BackendHandle backend);
   static bool more_urgent(const Sequence& a, const Sequence& b) {
     return a.cls != b.cls ? a.cls < b.cls : a.order < b.order;
   }
@@ -146,8 +145,7 @@ class EngineScheduler {
   const LlamaModel& model_;
   EngineOptions options_;
   int context_;
-  std::unique_ptr<kernels::KernelBackend> owned_backend_;  // null when borrowed
-  kernels::KernelBackend& backend_;
+  kernels::BackendHandle backend_;
   KvBlockPool pool_;
   KvBlockManager blocks_;
   LlamaForward forward_;

@@ -21,22 +21,20 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 Generator::Generator(const LlamaModel& model, const GeneratorOptions& options)
-    : Generator(model, options, nullptr, kernels::make_backend({options.backend, std::max(1, options.threads)})) {}
+    : Generator(model, options, kernels::BackendHandle({options.backend, std::max(1, options.threads)})) {}
 
 Generator::Generator(const LlamaModel& model, const GeneratorOptions& options, kernels::KernelBackend& backend)
-    : Generator(model, options, &backend, nullptr) {}
+    : Generator(model, options, kernels::BackendHandle(backend)) {}
 
-Generator::Generator(const LlamaModel& model, const GeneratorOptions& options, kernels::KernelBackend* borrowed,
-                     std::unique_ptr<kernels::KernelBackend> owned)
+Generator::Generator(const LlamaModel& model, const GeneratorOptions& options, kernels::BackendHandle backend)
     : model_(model),
       context_(resolve_context(model, options)),
-      owned_backend_(std::move(owned)),
-      backend_(borrowed ? *borrowed : *owned_backend_),
+      backend_(std::move(backend)),
       pool_(model.config().n_layers, model.config().n_kv_heads * model.config().head_dim,
             std::max(1, options.kv_block_size), blocks_for(context_, std::max(1, options.kv_block_size)),
             options.kv_type),
       seq_(pool_),
-      forward_(model, backend_, options.max_batch),
+      forward_(model, backend_.get(), options.max_batch),
       logits_(size_t(model.config().vocab_size)) {}
 
 void Generator::reset() { seq_.clear(); }

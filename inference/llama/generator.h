@@ -53,15 +53,13 @@ class Generator {
 
   const LlamaModel& model() const { return model_; }
   int context() const { return context_; }
-  kernels::KernelBackend& backend() { return backend_; }
+  kernels::KernelBackend& backend() { return backend_.get(); }
 
  private:
-  Generator(const LlamaModel& model, const GeneratorOptions& options, kernels::KernelBackend* borrowed,
-            std::unique_ptr<kernels::KernelBackend> owned);
+  Generator(const LlamaModel& model, const GeneratorOptions& options, kernels::BackendHandle backend);
   const LlamaModel& model_;
   int context_;
-  std::unique_ptr<kernels::KernelBackend> owned_backend_;  // null when borrowed
-  kernels::KernelBackend& backend_;
+  kernels::BackendHandle backend_;
   KvBlockPool pool_;
   KvSequence seq_;
   LlamaForward forward_;
