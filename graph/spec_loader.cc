@@ -228,7 +228,7 @@ class YamlConverter {
     bool rep = fd->is_repeated();
     const FieldRules& fr = rules_of(fd);
     auto check_range = [&](double v) {
-      if (fr.has_range() && (v < fr.min() || v > fr.max())) {
+      if (fr.has_range() && !(v >= fr.min() && v <= fr.max())) {  // NaN ("nan" reads as one) is outside too
         std::ostringstream os;
         os.precision(15);
         os << "must be between " << fr.min() << " and " << fr.max() << ", got " << text;
@@ -513,6 +513,91 @@ void map_text_positions(const pb::Message& msg, const pb::TextFormat::ParseInfoT
   }
 }
 
+// A number field's value as text (integers exactly) and as a double for the range check.
+std::string number_text(const pb::Message& msg, const pb::FieldDescriptor* fd, int j, double* v) {
+  const pb::Reflection* r = msg.GetReflection();
+  const bool rep = fd->is_repeated();
+  switch (fd->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_INT32: {
+      auto x = rep ? r->GetRepeatedInt32(msg, fd, j) : r->GetInt32(msg, fd);
+      *v = x;
+      return std::to_string(x);
+    }
+    case pb::FieldDescriptor::CPPTYPE_INT64: {
+      auto x = rep ? r->GetRepeatedInt64(msg, fd, j) : r->GetInt64(msg, fd);
+      *v = static_cast<double>(x);
+      return std::to_string(x);
+    }
+    case pb::FieldDescriptor::CPPTYPE_UINT32: {
+      auto x = rep ? r->GetRepeatedUInt32(msg, fd, j) : r->GetUInt32(msg, fd);
+      *v = x;
+      return std::to_string(x);
+    }
+    case pb::FieldDescriptor::CPPTYPE_UINT64: {
+      auto x = rep ? r->GetRepeatedUInt64(msg, fd, j) : r->GetUInt64(msg, fd);
+      *v = static_cast<double>(x);
+      return std::to_string(x);
+    }
+    case pb::FieldDescriptor::CPPTYPE_FLOAT:
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE: {
+      *v = fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_FLOAT ? (rep ? r->GetRepeatedFloat(msg, fd, j) : r->GetFloat(msg, fd))
+                                                                 : (rep ? r->GetRepeatedDouble(msg, fd, j) : r->GetDouble(msg, fd));
+      std::ostringstream os;
+      os.precision(15);
+      os << *v;
+      return os.str();
+    }
+    default: *v = 0; return "";
+  }
+}
+
+// Text format sets fields itself, not through set_scalar: what it wrote is checked against the
+// same rules (ranges; a duration is not negative and its nanos are 0-999999999), at the
+// positions the file gave. Fields text format leaves at zero are not listed (proto3): absent.
+void check_text_values(const pb::Message& msg, const std::string& path, const std::string& node, const LoadedSpec& spec,
+                       std::vector<SpecError>& errors) {
+  const pb::Reflection* r = msg.GetReflection();
+  const pb::OneofDescriptor* config = config_oneof(msg.GetDescriptor());
+  std::vector<const pb::FieldDescriptor*> fields;
+  r->ListFields(msg, &fields);
+  for (const pb::FieldDescriptor* fd : fields) {
+    const bool in_config = config && fd->containing_oneof() == config;
+    const std::string child = (path.empty() ? "" : path + ".") + (in_config ? "config" : fd->name());
+    const int n = fd->is_repeated() ? r->FieldSize(msg, fd) : 1;
+    for (int j = 0; j < n; ++j) {
+      const std::string item = fd->is_repeated() ? child + "[" + std::to_string(j) + "]" : child;
+      if (fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        const pb::Message& sub = fd->is_repeated() ? r->GetRepeatedMessage(msg, fd, j) : r->GetMessage(msg, fd);
+        const pb::Descriptor* sd = sub.GetDescriptor();
+        if (is_duration(fd)) {
+          const std::int64_t seconds = sub.GetReflection()->GetInt64(sub, sd->FindFieldByName("seconds"));
+          const std::int32_t nanos = sub.GetReflection()->GetInt32(sub, sd->FindFieldByName("nanos"));
+          if (seconds < 0 || nanos < 0 || nanos > 999'999'999) {
+            errors.push_back(spec.error_at(item, node, item + ": a duration cannot be negative and its nanos are 0 to "
+                                                              "999999999, got seconds: " + std::to_string(seconds) +
+                                                              " nanos: " + std::to_string(nanos)));
+          }
+          continue;
+        }
+        std::string sub_node = node;  // a node's or source's errors name it
+        if (config_oneof(sd)) sub_node = sub.GetReflection()->GetString(sub, sd->FindFieldByName("name"));
+        check_text_values(sub, item, sub_node, spec, errors);
+        continue;
+      }
+      const FieldRules& fr = rules_of(fd);
+      if (!fr.has_range()) continue;
+      double v = 0;
+      const std::string text = number_text(msg, fd, j, &v);
+      if (!(v >= fr.min() && v <= fr.max())) {
+        std::ostringstream os;
+        os.precision(15);
+        os << item << ": must be between " << fr.min() << " and " << fr.max() << ", got " << text;
+        errors.push_back(spec.error_at(item, node, os.str()));
+      }
+    }
+  }
+}
+
 std::string substitute_text(const std::string& text, const EnvLookup& env, const std::string& file,
                             std::vector<SpecError>& errors) {
   std::string out;
@@ -624,6 +709,7 @@ LoadedSpec load_spec_text_partial(const std::string& text, const std::string& pa
     text_parsed = parser.ParseFromString(substituted, &spec.pipeline);
     if (text_parsed) {
       map_text_positions(spec.pipeline, &tree, "", spec.positions);
+      check_text_values(spec.pipeline, "", "", spec, errors);
     }
   } else {
     YAML::Node root;

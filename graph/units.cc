@@ -63,7 +63,8 @@ std::optional<std::int64_t> parse_duration(std::string_view text, std::string* e
     }
     total += value * scale;
   }
-  if (total > static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
+  // 2^63 itself is too long: it is the double nearest INT64_MAX, and llround would overflow.
+  if (total >= 9223372036854775808.0) {
     *error = "duration \"" + std::string(text) + "\" is too long";
     return std::nullopt;
   }

@@ -187,6 +187,8 @@ std::optional<Nanos> parse_timeout_header(std::string_view value) {
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0 || v > 86400.0 * 1e9 / scale) return std::nullopt;
+  // Less than a nanosecond would truncate to 0, which callers read as "no deadline".
+  if (v * scale < 1) return std::nullopt;
   return static_cast<Nanos>(v * scale);
 }
 

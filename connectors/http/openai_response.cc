@@ -22,29 +22,88 @@ void append_micros(std::string& out, Nanos n) {
   out.append(buf, static_cast<std::size_t>(len));
 }
 
+constexpr char kHex[] = "0123456789abcdef";
+
+// One byte below 0x80 (or any byte, for append_json_string), escaped as JSON needs.
+inline void append_escaped(std::string& out, char ch) {
+  auto c = static_cast<unsigned char>(ch);
+  switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\r': out += "\\r"; break;
+    case '\t': out += "\\t"; break;
+    case '\b': out += "\\b"; break;
+    case '\f': out += "\\f"; break;
+    default:
+      if (c < 0x20 || c == 0x7f) {
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      } else {
+        out += ch;
+      }
+  }
+}
+
+// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF), 0 when the bytes there are not one.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c == 0xE0) {
+    n = 3;
+    lo = 0xA0;  // no overlong 3-byte forms
+  } else if (c == 0xED) {
+    n = 3;
+    hi = 0x9F;  // no surrogates
+  } else if (c >= 0xE1 && c <= 0xEF) {
+    n = 3;
+  } else if (c == 0xF0) {
+    n = 4;
+    lo = 0x90;  // no overlong 4-byte forms
+  } else if (c >= 0xF1 && c <= 0xF3) {
+    n = 4;
+  } else if (c == 0xF4) {
+    n = 4;
+    hi = 0x8F;  // nothing past U+10FFFF
+  } else {
+    return 0;  // a continuation byte, C0, C1, F5-FF
+  }
+  if (s.size() - i < n) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
+  }
+  return n;
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += ch;
-        }
+  for (char ch : s) append_escaped(out, ch);
+  out += '"';
+}
+
+void append_json_string_lossy(std::string& out, std::string_view s) {
+  out += '"';
+  for (std::size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      append_escaped(out, s[i++]);
+      continue;
+    }
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
     }
   }
   out += '"';
@@ -52,15 +111,15 @@ void append_json_string(std::string& out, std::string_view s) {
 
 std::string error_body(const ApiError& e) {
   std::string out = "{\"error\":{\"message\":";
-  append_json_string(out, e.message);
+  append_json_string_lossy(out, e.message);
   out += ",\"type\":";
-  append_json_string(out, e.type);
+  append_json_string_lossy(out, e.type);
   out += ",\"param\":";
   if (e.param.empty()) out += "null";
-  else append_json_string(out, e.param);
+  else append_json_string_lossy(out, e.param);
   out += ",\"code\":";
   if (e.code.empty()) out += "null";
-  else append_json_string(out, e.code);
+  else append_json_string_lossy(out, e.code);
   out += "}}";
   return out;
 }

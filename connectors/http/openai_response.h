@@ -17,11 +17,16 @@
 
 namespace sluice::http {
 
-// Appends `s` as a JSON string literal (quotes included). Bytes >= 0x80 pass through (the
-// parser already checked request strings are UTF-8).
+// Appends `s` as a JSON string literal (quotes included). Bytes >= 0x80 pass through: `s`
+// must be UTF-8 (request strings are checked by the JSON parser, token text by TextStream).
 void append_json_string(std::string& out, std::string_view s);
+// The same for text that may not be UTF-8: error messages quote what the client sent (a path, a
+// header value, the bytes the JSON parser stopped at). Each byte that does not belong to a
+// well-formed UTF-8 sequence becomes U+FFFD, so the body stays valid JSON.
+void append_json_string_lossy(std::string& out, std::string_view s);
 
-// {"error":{"message":...,"type":...,"param":...|null,"code":...|null}}
+// {"error":{"message":...,"type":...,"param":...|null,"code":...|null}}; valid JSON whatever
+// bytes the fields hold (append_json_string_lossy).
 std::string error_body(const ApiError& error);
 // The ApiError for a request that ended with `status` (not ok).
 ApiError error_for_status(const Status& status);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/spec_validator.h"
+#include "tests/graph/fuzz_node_kinds.h"
 #include "tests/graph/test_support.h"
 
 namespace sluice {
@@ -204,6 +205,35 @@ edges: [{from: api, to: a}]
                           "p.yaml:9:30: node 'api': sources[0].config.max_body_bytes: \"furlongs\" in \"12 furlongs\" is not a size unit (B, KB, MB, GB, KiB, MiB, GiB)"));
 }
 
+// "nan" reads as a number and compared false against both bounds, so it passed every range
+// (found by spec_fuzz as batch_cost: nan).
+TEST(SpecLoader, NanIsOutsideEveryRange) {
+  EXPECT_THAT(errors_of(R"(name: v
+sources: [{name: api, kind: http}]
+nodes: [{name: r, kind: priority_router, config: {strict_above: nan}}, {name: a, kind: passthrough}]
+edges: [{from: api, to: r}, {from: r, to: a}]
+)"),
+              ElementsAre("p.yaml:3:65: node 'r': nodes[0].config.strict_above: must be between 0 and 1, got nan"));
+}
+
+// Text format sets fields itself: its values used to skip the range checks and could hold a
+// negative duration (found by spec_fuzz as max_body_bytes: 18446744073709551615).
+TEST(SpecLoader, TextFormatValuesAreCheckedLikeYaml) {
+  EXPECT_THAT(errors_of(R"(name: "v"
+runtime { drain_timeout { seconds: -5 } default_deadline { nanos: 2000000000 } }
+sources { name: "api" http { max_body_bytes: 18446744073709551615 } }
+nodes { name: "r" priority_router { strict_above: -1 classes { name: "P1" weight: 0 } } }
+nodes { name: "a" passthrough { } }
+edges { from: "api" to: "r" }
+edges { from: "r" to: "a" }
+)", "p.textproto"),
+              ElementsAre("p.textproto:2:11: runtime.drain_timeout: a duration cannot be negative and its nanos are 0 to 999999999, got seconds: -5 nanos: 0",
+                          "p.textproto:2:43: runtime.default_deadline: a duration cannot be negative and its nanos are 0 to 999999999, got seconds: 0 nanos: 2000000000",
+                          "p.textproto:3:30: node 'api': sources[0].config.max_body_bytes: must be between 1024 and 1073741824, got 18446744073709551615",
+                          "p.textproto:4:36: node 'r': nodes[0].config.strict_above: must be between 0 and 1, got -1",
+                          "p.textproto:4:59: node 'r': nodes[0].config.classes[0].weight: must be between 1 and 1000, got 0"));
+}
+
 TEST(SpecLoader, BadPriorityClassIsAnEnumLikeError) {
   EXPECT_THAT(errors_of(R"(name: v
 sources: [{name: api, kind: http, config: {default_priority: P9}}]
@@ -295,6 +325,19 @@ TEST(SpecLoader, ShippedPipelinesAreValid) {
   NodeRegistry reg = testing::test_registry();
   for (const char* f : {"pipelines/default.yaml", "pipelines/template.yaml", "pipelines/admission-demo.yaml"}) {
     EXPECT_NO_THROW(load_and_validate(std::string(SLUICE_SOURCE_DIR) + "/" + f, reg)) << f;
+  }
+}
+
+// The spec fuzzer's registry (fuzz_node_kinds.h) is the builtin one without factories.
+TEST(SpecFuzzKinds, AreTheBuiltinKinds) {
+  NodeRegistry builtin;
+  register_builtin_nodes(builtin);
+  NodeRegistry fuzz = testing::builtin_kinds_without_factories();
+  ASSERT_EQ(fuzz.kinds(), builtin.kinds());
+  for (const std::string& kind : builtin.kinds()) {
+    EXPECT_EQ(fuzz.find(kind)->needs, builtin.find(kind)->needs) << kind;
+    EXPECT_EQ(fuzz.find(kind)->adds, builtin.find(kind)->adds) << kind;
+    EXPECT_EQ(fuzz.find(kind)->async, builtin.find(kind)->async) << kind;
   }
 }
 

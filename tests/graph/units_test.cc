@@ -29,6 +29,16 @@ TEST(Units, RefusesBadDurationsWithAReason) {
   EXPECT_EQ(err, "\"soon\" is not a duration; write a number with a unit, e.g. \"250ms\", \"1.5s\", \"2m\"");
 }
 
+// 2^63 ns, the double INT64_MAX rounds to, used to pass the "too long" check and overflow
+// llround into a negative duration (found by spec_fuzz as default_deadline: 9223372036854775807ns).
+TEST(Units, DurationsOfAbout2To63NanosecondsAreTooLong) {
+  std::string err;
+  EXPECT_FALSE(parse_duration("9223372036854775807ns", &err));
+  EXPECT_EQ(err, "duration \"9223372036854775807ns\" is too long");
+  EXPECT_FALSE(parse_duration("9223372036854775808ns", &err));
+  EXPECT_GT(parse_duration("2562047h", &err).value_or(-1), 9'223'000'000'000'000'000);  // just below: fine
+}
+
 TEST(Units, ParsesSizes) {
   std::string err;
   EXPECT_EQ(parse_size("4096", &err), 4096u);

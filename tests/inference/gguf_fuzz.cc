@@ -1,6 +1,6 @@
 // libFuzzer target for the GGUF reader and the model/tokenizer validation behind it: any byte
 // string must either load or be refused with a ModelError; never crash, hang or read out of
-// bounds (built with ASan+UBSan). Run by scripts/fuzz-gguf for a bounded time.
+// bounds (built with ASan+UBSan). Run by scripts/fuzz for a bounded time.
 #include <cstddef>
 #include <cstdint>
 

@@ -265,6 +265,11 @@ INSTANTIATE_TEST_SUITE_P(
                   400, "X-Priority", "P0, P1, P2"},
         ErrorCase{"BadTimeout", chat(R"({"model":"sluice","messages":[{"role":"user","content":"x"}]})", "X-Request-Timeout: soon\r\n"),
                   400, "X-Request-Timeout", "'soon'"},
+        // Below a nanosecond: was read as 0, no deadline at all (found reading parse_timeout_header
+        // for the fuzz targets' checks).
+        ErrorCase{"TimeoutBelowANanosecond",
+                  chat(R"({"model":"sluice","messages":[{"role":"user","content":"x"}]})", "X-Request-Timeout: 1e-300\r\n"),
+                  400, "X-Request-Timeout", "'1e-300'"},
         ErrorCase{"UnknownPath", TestClient::get("/v2/things"), 404, "", "no route for GET /v2/things"},
         ErrorCase{"GetOnCompletions", TestClient::get("/v1/chat/completions"), 405, "", "use POST"},
         ErrorCase{"PostOnHealthz", TestClient::post("/healthz", "{}"), 405, "", "use GET"},
@@ -274,7 +279,17 @@ INSTANTIATE_TEST_SUITE_P(
                   "max_header_bytes"},
         ErrorCase{"ChunkedBody", "POST /v1/chat/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 411, "",
                   "Content-Length"},
-        ErrorCase{"MalformedRequestLine", "HELLO\r\n\r\n", 400, "", "request line"}),
+        ErrorCase{"MalformedRequestLine", "HELLO\r\n\r\n", 400, "", "request line"},
+        // Error messages quote what the client sent; bytes that are not UTF-8 become U+FFFD
+        // instead of making the body invalid JSON (found by http_parser_fuzz and openai_body_fuzz).
+        ErrorCase{"PathNotUtf8", "POST /v1/document\x84 HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 404, "",
+                  "no route for POST /v1/document\xEF\xBF\xBD"},
+        ErrorCase{"JsonBodyNotUtf8", chat("{\"model\":\"sluice\",\"\x8c\x8c\":1}"), 400, "",
+                  "ill-formed UTF-8 byte; last read: '\"\xEF\xBF\xBD'"},
+        ErrorCase{"PriorityNotUtf8", chat(R"({"model":"sluice","messages":[{"role":"user","content":"x"}]})", "X-Priority: P\xe9\r\n"),
+                  400, "X-Priority", "'P\xEF\xBF\xBD'"},
+        ErrorCase{"HeaderNameNotUtf8", "GET /healthz HTTP/1.1\r\nX-\xff\xfe: 1\r\n\r\n", 400, "",
+                  "malformed header name 'X-\xEF\xBF\xBD\xEF\xBF\xBD'"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(HttpSourceTest, MethodNotAllowedSaysWhichIsAllowed) {

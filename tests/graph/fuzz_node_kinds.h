@@ -1,0 +1,40 @@
+// The builtin node kinds as the validator sees them (kind, ports, async) without their
+// factories, for the spec fuzzer (spec_fuzz.cc), which links no node library: linking them would
+// build most of the tree again with clang for one fuzz target. graph_test checks this list
+// against register_builtin_nodes(), so it cannot drift.
+#pragma once
+
+#include <initializer_list>
+
+#include "graph/node_registry.h"
+
+namespace sluice::testing {
+
+inline NodeRegistry builtin_kinds_without_factories() {
+  struct Kind {
+    const char* kind;
+    FactSet needs, adds;
+    bool async;
+  };
+  NodeRegistry registry;
+  for (const Kind& k : std::initializer_list<Kind>{
+           {"priority_router", {"request"}, {}, true},  // nodes/admission
+           {"dynamic_batcher", {"request"}, {}, true},
+           {"service_curve", {"request"}, {"answer"}, true},
+           {"passthrough", {"request"}, {}, false},  // nodes/basic
+           {"template", {"request"}, {"answer"}, true},
+           {"generate", {"request"}, {"answer"}, true},  // nodes/generation
+           {"prompt", {"hits"}, {"prompt"}, false},
+           {"embed", {"request"}, {"query.vector"}, false},  // nodes/retrieval
+           {"dense", {"query.vector"}, {"hits.dense"}, false},
+           {"bm25", {"request"}, {"hits.bm25"}, false},
+           {"fuse", {"hits.bm25", "hits.dense"}, {"hits"}, false},
+           {"rerank", {"hits"}, {}, false},
+           {"answer", {"hits"}, {"answer"}, false},
+       }) {
+    registry.add(NodeKind{k.kind, "", k.needs, k.adds, k.async, nullptr});
+  }
+  return registry;
+}
+
+}  // namespace sluice::testing
