@@ -228,10 +228,10 @@ edges { from: "api" to: "r" }
 edges { from: "r" to: "a" }
 )", "p.textproto"),
               ElementsAre("p.textproto:2:11: runtime.drain_timeout: a duration cannot be negative and its nanos are 0 to 999999999, got seconds: -5 nanos: 0",
-                          "p.textproto:2:43: runtime.default_deadline: a duration cannot be negative and its nanos are 0 to 999999999, got seconds: 0 nanos: 2000000000",
+                          "p.textproto:2:41: runtime.default_deadline: a duration cannot be negative and its nanos are 0 to 999999999, got seconds: 0 nanos: 2000000000",
                           "p.textproto:3:30: node 'api': sources[0].config.max_body_bytes: must be between 1024 and 1073741824, got 18446744073709551615",
-                          "p.textproto:4:36: node 'r': nodes[0].config.strict_above: must be between 0 and 1, got -1",
-                          "p.textproto:4:59: node 'r': nodes[0].config.classes[0].weight: must be between 1 and 1000, got 0"));
+                          "p.textproto:4:37: node 'r': nodes[0].config.strict_above: must be between 0 and 1, got -1",
+                          "p.textproto:4:75: node 'r': nodes[0].config.classes[0].weight: must be between 1 and 1000, got 0"));
 }
 
 TEST(SpecLoader, BadPriorityClassIsAnEnumLikeError) {
