@@ -13,7 +13,7 @@ FlowGraph::FlowGraph(int threads) {
   if (threads > 0) threads_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 }
 
-FlowGraph::~FlowGraph() { graph_.wait_for_all(); }
+FlowGraph::~FlowGraph() { wait_for_all(); }
 
 void FlowGraph::build(const PipelinePlan& plan, const std::vector<std::unique_ptr<Stage>>& stages, Clock& clock,
                       PipelineLifecycle& lifecycle) {
@@ -42,7 +42,8 @@ void FlowGraph::build(const PipelinePlan& plan, const std::vector<std::unique_pt
 FlowGraph::Ends FlowGraph::add_chain(const std::vector<Stage*>& chain, Clock& clock_ref, PipelineLifecycle& lifecycle) {
   Clock* clock = &clock_ref;
   PipelineLifecycle* lc = &lifecycle;
-  auto* fn = new flow::function_node<Hop, Hop>(graph_, chain.front()->concurrency, [clock, lc, chain](Hop h) {
+  char* quiescent = &quiescent_;
+  auto* fn = new flow::function_node<Hop, Hop>(graph_, chain.front()->concurrency, [clock, lc, chain, quiescent](Hop h) {
     SLUICE_HANDOFF_ACQUIRE(h.batch.get());
     Batch& b = *h.batch;
     Nanos ready_at = h.ready_at;
@@ -69,9 +70,11 @@ FlowGraph::Ends FlowGraph::add_chain(const std::vector<Stage*>& chain, Clock& cl
     Stage* last = chain.back();
     if (last->leaf) {
       finish_at_leaf(b, *clock, last->pipeline);
+      SLUICE_HANDOFF_RELEASE(quiescent);
       return Hop{};  // no successors
     }
     SLUICE_HANDOFF_RELEASE(h.batch.get());
+    SLUICE_HANDOFF_RELEASE(quiescent);
     return Hop{std::move(h.batch), finish};
   });
   owned_.emplace_back(fn);
@@ -84,14 +87,15 @@ FlowGraph::Ends FlowGraph::add_async(Stage& stage, Clock& clock_ref, PipelineLif
   Clock* clock = &clock_ref;
   PipelineLifecycle* lc = &lifecycle;
   Stage* st = &stage;
+  char* quiescent = &quiescent_;
   using AsyncFlowNode = flow::async_node<Hop, Hop>;
-  auto* an = new AsyncFlowNode(graph_, st->concurrency, [clock, lc, st](Hop h, AsyncFlowNode::gateway_type& gw) {
+  auto* an = new AsyncFlowNode(graph_, st->concurrency, [clock, lc, st, quiescent](Hop h, AsyncFlowNode::gateway_type& gw) {
     SLUICE_HANDOFF_ACQUIRE(h.batch.get());
     Batch& b = *h.batch;
     Nanos start = clock->now();
     auto serviced = std::make_shared<Serviced>(begin_stage(*lc, *st, b, h.ready_at, start, true));
     gw.reserve_wait();
-    auto done = [clock, lc, st, serviced, start, gw = &gw](BatchPtr out) {
+    auto done = [clock, lc, st, serviced, start, quiescent, gw = &gw](BatchPtr out) {
       Nanos finish = clock->now();
       end_stage(*st, *serviced, start, finish);
       leave_service(*lc, *serviced);
@@ -101,6 +105,7 @@ FlowGraph::Ends FlowGraph::add_async(Stage& stage, Clock& clock_ref, PipelineLif
         SLUICE_HANDOFF_RELEASE(out.get());
         gw->try_put(Hop{std::move(out), finish});
       }  // null: absorbed (e.g. merged by a batcher)
+      SLUICE_HANDOFF_RELEASE(quiescent);
       gw->release_wait();
     };
     if (serviced->empty()) {

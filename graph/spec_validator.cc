@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "graph/listen_rules.h"
 #include "graph/schema.h"
 #include "graph/units.h"
 
@@ -181,6 +182,10 @@ std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry&
     if (p.sources(i).has_http()) {
       check_class(p.sources(i).http().default_priority(), "sources[" + std::to_string(i) + "].config.default_priority",
                   p.sources(i).name());
+      if (auto problem = listen_auth_problem(p.sources(i).http())) {
+        errors.push_back(spec.error_at("sources[" + std::to_string(i) + "].config." + problem->field, p.sources(i).name(),
+                                       "config." + problem->field + ": " + problem->message));
+      }
     }
   }
 

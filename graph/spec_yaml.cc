@@ -111,6 +111,13 @@ class YamlConverter {
     bool rep = fd->is_repeated();
     if (fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && !is_duration(fd)) {
       pb::Message* sub = rep ? r->AddMessage(msg, fd) : r->MutableMessage(msg, fd);
+      const std::string& shorthand = rules_of(fd).shorthand();
+      if (!shorthand.empty() && n.IsScalar()) {  // `auth: none` for `auth: {mode: none}`
+        const pb::FieldDescriptor* target = sub->GetDescriptor()->FindFieldByName(shorthand);
+        map_.set_value(path + "." + shorthand, pos(n.Mark()));
+        element(n, sub, target, path + "." + shorthand, node);
+        return;
+      }
       message(n, sub, path, node);
       return;
     }

@@ -20,5 +20,6 @@ int generate(const Args& args);
 int ingest(const Args& args);
 int eval(const Args& args);
 int bench(const Args& args);  // apps/sluice/bench_command.cc
+int keys(const Args& args);   // apps/sluice/keys_command.cc
 
 }  // namespace sluice::cli

@@ -14,7 +14,9 @@ const char* kUsage = R"(usage: sluice <command> [args]
 commands:
   validate FILE        check a pipeline file; prints every problem as file:line:column
   graph FILE           print the pipeline as Graphviz DOT
-  run FILE             serve the pipeline until SIGTERM/SIGINT, then drain
+  run FILE             serve the pipeline until SIGTERM/SIGINT, then drain; SIGHUP reloads API keys
+  keys new | keys hash < KEY
+                       make an API key and its hash for an auth key file (docs/operations.md)
   kinds                list the node kinds this build knows
   schema               print the pipeline schema reference (Markdown)
   ingest FILE --source PATH
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
       {"ingest", sluice::cli::ingest},
       {"eval", sluice::cli::eval},
       {"bench", sluice::cli::bench},
+      {"keys", sluice::cli::keys},
   };
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

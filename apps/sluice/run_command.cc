@@ -1,6 +1,7 @@
 // `sluice run FILE`: builds the pipeline, starts its sources, serves until SIGTERM/SIGINT,
 // then drains: stop accepting, let in-flight requests finish within runtime.drain_timeout,
-// abandon (and report) the rest. A second signal during the drain exits at once.
+// abandon (and report) the rest. A second signal during the drain exits at once. SIGHUP reads
+// the HTTP sources' API keys again (a bad file keeps the old keys and says why).
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -8,6 +9,8 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -30,6 +33,7 @@ int run(const Args& args) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -45,7 +49,18 @@ int run(const Args& args) {
   }
   std::vector<std::unique_ptr<http::HttpSource>> sources;
   for (const auto& s : spec.pipeline.sources()) {
-    if (source_kind(s) == "http") sources.push_back(std::make_unique<http::HttpSource>(s.http(), s.name(), *pipeline));
+    if (source_kind(s) != "http") continue;
+    HttpSourceConfig config = s.http();
+    // A relative key file is relative to the pipeline file, like every other path in it.
+    if (!config.auth().keys_file().empty() && config.auth().keys_file()[0] != '/') {
+      config.mutable_auth()->set_keys_file(spec.base_dir + "/" + config.auth().keys_file());
+    }
+    try {
+      sources.push_back(std::make_unique<http::HttpSource>(config, s.name(), *pipeline));
+    } catch (const std::invalid_argument& e) {
+      std::cerr << args[0] << ": " << e.what() << "\n";
+      return 2;
+    }
   }
   pipeline->start();
   for (auto& s : sources) {
@@ -55,12 +70,21 @@ int run(const Args& args) {
   }
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    for (auto& s : sources) {
+      const std::string problem = s->reload_auth();
+      if (problem.empty()) {
+        std::cerr << "sluice: SIGHUP: source '" << s->name() << "' reloaded its API keys\n";
+      } else {
+        std::cerr << "sluice: SIGHUP: source '" << s->name() << "' keeps its previous API keys: " << problem << "\n";
+      }
+    }
+  }
   std::cerr << "sluice: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ": draining " << pipeline->in_flight()
             << " requests in flight (a second signal exits at once)\n";
   std::thread([signals] {
-    int again = 0;
-    sigwait(&signals, &again);
+    int again = SIGHUP;
+    while (again == SIGHUP) sigwait(&signals, &again);  // a reload request does not end the drain
     std::fprintf(stderr, "sluice: second signal during drain; exiting now\n");
     _exit(1);
   }).detach();

@@ -31,24 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port_free() {  # port: refuse to measure whatever else already answers there
-  if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/"; then
-    echo "run_bench: port $1 is already in use; set SLUICE_PORT/NGINX_PORT" >&2
-    exit 1
-  fi
-}
-alive() {  # pid name
-  kill -0 "$1" 2> /dev/null || { echo "run_bench: $2 exited; see $RUN" >&2; exit 1; }
-}
-
-wait_http() {  # url
-  for _ in $(seq 1 100); do
-    curl -fs -o /dev/null "$1" && return 0
-    sleep 0.1
-  done
-  echo "run_bench: $1 did not answer" >&2
-  exit 1
-}
+source "$ROOT/bench/http/bench_lib.sh"
 
 start_sluice() {  # token_interval text
   SLUICE_LISTEN=127.0.0.1:$SLUICE_PORT SLUICE_TOKEN_INTERVAL=$1 SLUICE_BENCH_TEXT=$2 \
@@ -62,18 +45,6 @@ stop_sluice() {
   wait "$SLUICE_PID" 2> /dev/null || true
   SLUICE_PID=""
 }
-
-# wrk's "Requests/sec" and the 50%/99% latencies in milliseconds.
-parse_wrk() {  # file
-  awk '
-    function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
-    /Requests\/sec:/ { rate = $2 }
-    /^ +50%/ { p50 = ms($2) }
-    /^ +99%/ { p99 = ms($2) }
-    /Non-2xx/ { bad = $NF }
-    END { printf "%s %.3f %.3f %s\n", rate, p50, p99, (bad == "" ? 0 : bad) }' "$1"
-}
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 port_free "$SLUICE_PORT"
 port_free "$NGINX_PORT"

@@ -10,6 +10,7 @@
 #include "connectors/http/openai_response_sink.h"
 #include "connectors/http/retrieval_api.h"
 #include "connectors/http/retrieval_response_sink.h"
+#include "graph/listen_rules.h"
 
 namespace sluice::http {
 namespace {
@@ -73,6 +74,7 @@ void HttpSource::init(const HttpSourceConfig& config) {
     throw bad("listen", e.what());
   }
   host_ = options.host;
+  if (auto problem = listen_auth_problem(config)) throw bad(problem->field, problem->message);
   models_.assign(config.models().begin(), config.models().end());
   if (models_.empty()) models_.push_back("sluice");
   std::string priority = config.default_priority().empty() ? "P0" : config.default_priority();
@@ -100,6 +102,10 @@ void HttpSource::init(const HttpSourceConfig& config) {
   options.slow_client_closes = &metrics_->slow_client_closes;
   options.idle_closes = &metrics_->idle_closes;
 
+  auth_ = std::make_unique<RequestAuth>(
+      config.auth(), name_, [this](const std::string& c) { return intake_.class_index(c); }, intake_.clock(),
+      intake_.metrics());
+
   document_stores_ = intake_.document_stores();
   ingests_ = std::make_unique<IngestRunner>(&metrics_->ingests_running, &metrics_->ingest_seconds);
 
@@ -114,6 +120,7 @@ void HttpSource::init(const HttpSourceConfig& config) {
 }
 
 void HttpSource::start() { server_->start(); }
+std::string HttpSource::reload_auth() { return auth_->reload(); }
 void HttpSource::stop_accepting() { server_->stop_accepting(); }
 void HttpSource::stop() {
   if (server_) server_->stop();
@@ -188,12 +195,14 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
                "invalid_request_error", "", "method_not_allowed"};
     return respond_error(endpoint, writer, e, {{"Allow", allowed}});
   }
+  const AuthDecision auth = auth_->authorize(request, endpoint);
+  if (auth.error) return respond_error(endpoint, writer, *auth.error, auth.headers);
   switch (endpoint) {
     case Endpoint::kChatCompletions:
     case Endpoint::kCompletions:
-      return handle_completion(endpoint, request, writer);
+      return handle_completion(endpoint, request, writer, auth);
     case Endpoint::kRetrieve:
-      return handle_retrieve(request, writer);
+      return handle_retrieve(request, writer, auth);
     case Endpoint::kDocuments:
       return handle_documents(request, writer);
     case Endpoint::kHealthz:
@@ -224,14 +233,17 @@ std::optional<ApiError> HttpSource::refuse_when_draining() const {
   return ApiError{503, "the server is draining and accepts no new requests", "service_unavailable", "", "draining"};
 }
 
-std::optional<ApiError> HttpSource::read_routing(const HttpRequest& http, Routing* out) const {
-  out->priority = default_class_;
+std::optional<ApiError> HttpSource::read_routing(const HttpRequest& http, const AuthDecision& auth, Routing* out) const {
+  // Without a header a key gets the default class, or its ceiling when the default is above it.
+  out->priority = std::max(default_class_, auth.ceiling_class);
+  out->tenant = auth.tenant;
   if (const std::string* p = http.header("x-priority")) {
     out->priority = intake_.class_index(*p);
     if (out->priority < 0) {
       return ApiError{400, "X-Priority '" + *p + "' is not a priority class; use one of: " + join(intake_.class_names()),
                       "invalid_request_error", "X-Priority", "invalid_value"};
     }
+    if (out->priority < auth.ceiling_class) return auth_->priority_refusal(auth, *p);
   }
   if (const std::string* t = http.header("x-request-timeout")) {
     auto parsed_timeout = parse_timeout_header(*t);
@@ -253,6 +265,7 @@ void HttpSource::submit(const Routing& routing, const HttpRequest& http, const R
   request->arrival = intake_.clock().now();
   if (routing.timeout > 0) request->deadline = request->arrival + routing.timeout;
   request->want_timings = routing.want_timings;
+  request->tenant = routing.tenant;
 
   std::weak_ptr<Request> weak = request;
   auto metrics = metrics_;
@@ -265,7 +278,8 @@ void HttpSource::submit(const Routing& routing, const HttpRequest& http, const R
   intake_.submit(name_, request);
 }
 
-void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer) {
+void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer,
+                                   const AuthDecision& auth) {
   if (auto e = refuse_when_draining()) return respond_error(endpoint, writer, *e);
   auto kind = endpoint == Endpoint::kChatCompletions ? RequestInput::Kind::kChat : RequestInput::Kind::kCompletion;
   OpenAiRequest parsed;
@@ -277,7 +291,7 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
     return respond_error(endpoint, writer, e);
   }
   Routing routing;
-  if (auto e = read_routing(http, &routing)) return respond_error(endpoint, writer, *e);
+  if (auto e = read_routing(http, auth, &routing)) return respond_error(endpoint, writer, *e);
 
   std::uint64_t id = intake_.next_request_id();
   std::string external_id = (kind == RequestInput::Kind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(id);
@@ -289,6 +303,12 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
   sink_options.request_id = external_id;
   sink_options.metrics = metrics_;
   sink_options.stage_names = stage_names_;
+  if (auth.meter) {
+    const Clock* clock = &intake_.clock();
+    sink_options.on_usage = [meter = auth.meter, clock](const Usage& usage) {
+      meter->charge_tokens(clock->now(), usage.prompt_tokens + usage.completion_tokens);
+    };
+  }
   auto sink = std::make_shared<OpenAiResponseSink>(writer, ChunkWriter(kind, external_id, model, unix_seconds()),
                                                    std::move(sink_options));
   auto request = std::make_shared<Request>(id, std::move(parsed.input), std::move(sink));
@@ -310,7 +330,8 @@ std::optional<ApiError> HttpSource::missing_document_store() const {
                   "invalid_request_error", "", "ambiguous_knowledge_base"};
 }
 
-void HttpSource::handle_retrieve(HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer) {
+void HttpSource::handle_retrieve(HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer,
+                                 const AuthDecision& auth) {
   constexpr Endpoint endpoint = Endpoint::kRetrieve;
   if (auto e = refuse_when_draining()) return respond_error(endpoint, writer, *e);
   if (document_stores_.empty()) return respond_error(endpoint, writer, *missing_document_store());
@@ -318,7 +339,7 @@ void HttpSource::handle_retrieve(HttpRequest& http, const std::shared_ptr<Respon
   input.kind = RequestInput::Kind::kRetrieve;
   if (auto e = parse_retrieve_request(http.body, &input.prompt)) return respond_error(endpoint, writer, *e);
   Routing routing;
-  if (auto e = read_routing(http, &routing)) return respond_error(endpoint, writer, *e);
+  if (auto e = read_routing(http, auth, &routing)) return respond_error(endpoint, writer, *e);
   std::uint64_t id = intake_.next_request_id();
   std::string external_id = "retr-" + std::to_string(id);
   auto sink = std::make_shared<RetrievalResponseSink>(writer, external_id, metrics_);

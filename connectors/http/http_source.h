@@ -22,7 +22,8 @@
 // absent -> config.default_priority), X-Request-Timeout ("2.5", "2.5s", "250ms": deadline
 // from arrival; absent -> the pipeline's default), traceparent (kept when well formed),
 // X-Sluice-Timings: 1 (per-stage timings in the X-Sluice-Timings response header, or as the
-// last chunk of a stream). Responses carry X-Request-Id. A client that disconnects before its
+// last chunk of a stream), Authorization: Bearer <key> when auth is on (request_auth.h: keys,
+// scopes, tenants, priority ceilings, rate limits). Responses carry X-Request-Id. A client that disconnects before its
 // answer is complete cancels its request (AbortCause::kClientDisconnect).
 //
 // Lifecycle: construct (validates the config; throws std::invalid_argument naming the source
@@ -42,6 +43,7 @@
 #include "connectors/http/http_server.h"
 #include "connectors/http/ingest_runner.h"
 #include "connectors/http/openai_request.h"
+#include "connectors/http/request_auth.h"
 #include "connectors/http/request_intake.h"
 #include "graph/document_store.h"
 #include "graph/schema.h"
@@ -63,6 +65,9 @@ class HttpSource {
   void stop_accepting();
   void stop();
 
+  // Reads the API keys again (SIGHUP); empty on success, else why the old keys stay.
+  std::string reload_auth();
+
   // After start(): the bound port (useful with port 0) and "host:port".
   std::uint16_t port() const { return server_->port(); }
   std::string address() const;
@@ -75,6 +80,7 @@ class HttpSource {
     int priority = 0;
     Nanos timeout = 0;  // 0: the pipeline's default deadline
     bool want_timings = false;
+    std::string tenant;  // the API key's; empty without auth
   };
 
   void init(const HttpSourceConfig& config);
@@ -83,11 +89,13 @@ class HttpSource {
   void route(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
   void answer_internal_error(const HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer,
                              const char* what);
-  void handle_completion(Endpoint endpoint, HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
-  void handle_retrieve(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
+  void handle_completion(Endpoint endpoint, HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer,
+                         const AuthDecision& auth);
+  void handle_retrieve(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer, const AuthDecision& auth);
   void handle_documents(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
   std::optional<ApiError> refuse_when_draining() const;
-  std::optional<ApiError> read_routing(const HttpRequest& http, Routing* out) const;
+  // X-Priority (within the key's ceiling), X-Request-Timeout, X-Sluice-Timings, the tenant.
+  std::optional<ApiError> read_routing(const HttpRequest& http, const AuthDecision& auth, Routing* out) const;
   // 404 when the pipeline reads no knowledge base, 409 when it reads several; nullopt for one.
   std::optional<ApiError> missing_document_store() const;
   // Stamps routing and arrival, cancels on disconnect, submits to the pipeline.
@@ -108,6 +116,7 @@ class HttpSource {
   std::shared_ptr<const std::vector<std::string>> stage_names_;
   std::vector<std::shared_ptr<DocumentStore>> document_stores_;  // the pipeline's, resolved at construction
   std::unique_ptr<IngestRunner> ingests_;
+  std::unique_ptr<RequestAuth> auth_;
   std::unique_ptr<HttpServer> server_;
 };
 

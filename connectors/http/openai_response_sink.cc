@@ -43,6 +43,9 @@ void OpenAiResponseSink::send_error(const Status& status) {
 }
 
 void OpenAiResponseSink::on_complete(const Request& request) {
+  // Tokens spent count against the key's budget whatever became of the answer (a cancelled
+  // request used what it computed).
+  if (options_.on_usage) options_.on_usage(request.usage);
   const Status& status = request.status();
   if (status.code == StatusCode::kCancelled && writer_->closed()) {
     // The client is gone; nothing can reach it. Counted as nginx does, 499.

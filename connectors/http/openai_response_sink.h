@@ -12,6 +12,7 @@
 // Thread-safety: a Request serialises its sink calls, which is all this needs.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,6 +33,8 @@ struct SinkOptions {
   std::string request_id;  // shown as X-Request-Id
   std::shared_ptr<HttpMetrics> metrics;
   std::shared_ptr<const std::vector<std::string>> stage_names;
+  // Called once with the request's usage when it ends (the API key's token budget); may be empty.
+  std::function<void(const Usage&)> on_usage;
 };
 
 class OpenAiResponseSink final : public ResponseSink {

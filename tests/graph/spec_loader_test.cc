@@ -311,6 +311,45 @@ edges: [{from: api, to: a}]
               ElementsAre("p.yaml:2:52: node 'api': address 'localhost' has no ':port'"));
 }
 
+// A listen beyond loopback states its authentication (graph/listen_rules.h): refused by
+// `sluice validate` at the listen value, accepted with keys or with `auth: none` written out
+// (the shorthand of auth: {mode: none}).
+TEST(SpecLoader, ANonLoopbackListenNeedsAuth) {
+  EXPECT_THAT(errors_of(R"(name: v
+sources: [{name: api, kind: http, config: {listen: "0.0.0.0:8080"}}]
+nodes: [{name: a, kind: passthrough}]
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre("p.yaml:2:52: node 'api': config.listen: '0.0.0.0:8080' is reachable from other machines and "
+                          "auth is not configured: set auth.keys_file or auth.keys_env (docs/operations.md, Security), "
+                          "or write `auth: none` to serve without authentication on purpose"));
+  EXPECT_THAT(errors_of(R"(name: v
+sources: [{name: api, kind: http, config: {listen: "0.0.0.0:8080", auth: none}}]
+nodes: [{name: a, kind: passthrough}]
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre());
+  EXPECT_THAT(errors_of(R"(name: v
+sources: [{name: api, kind: http, config: {listen: "[::]:8080", auth: {keys_file: keys.yaml}}}]
+nodes: [{name: a, kind: passthrough}]
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre());
+  EXPECT_THAT(errors_of(R"(name: v
+sources: [{name: api, kind: http, config: {auth: nobody}}]
+nodes: [{name: a, kind: passthrough}]
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre("p.yaml:2:50: node 'api': 'nobody' is not one of keys, none"));
+  EXPECT_THAT(errors_of(R"(name: v
+sources: [{name: api, kind: http, config: {auth: {mode: keys}}}]
+nodes: [{name: a, kind: passthrough}]
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre("p.yaml:2:57: node 'api': config.auth.mode: auth mode 'keys' needs keys_file or keys_env to say "
+                          "where the keys are"));
+}
+
 TEST(SpecLoader, UnreadableFile) {
   NodeRegistry reg = testing::test_registry();
   try {
