@@ -45,13 +45,21 @@ void random_bytes(std::uint8_t* out, int n) {
 }  // namespace
 
 Sha256Digest sha256(std::string_view a, std::string_view b) {
+  // OpenSSL 3 looks an algorithm up in its provider store on every implicit use (EVP_sha256()
+  // in EVP_DigestInit_ex), which costs more than hashing a key: fetch it once, and keep one
+  // context per thread (the event loops hash on every authenticated request).
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  struct Context {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    ~Context() { EVP_MD_CTX_free(ctx); }
+  };
+  thread_local Context context;
   Sha256Digest out{};
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   unsigned int len = 0;
-  const bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
+  EVP_MD_CTX* ctx = context.ctx;
+  const bool ok = md && ctx && EVP_DigestInit_ex2(ctx, md, nullptr) == 1 &&
                   EVP_DigestUpdate(ctx, a.data(), a.size()) == 1 && EVP_DigestUpdate(ctx, b.data(), b.size()) == 1 &&
                   EVP_DigestFinal_ex(ctx, out.data(), &len) == 1;
-  EVP_MD_CTX_free(ctx);
   if (!ok || len != out.size()) throw std::runtime_error("SHA-256 failed (libcrypto EVP)");
   return out;
 }

@@ -86,11 +86,6 @@ void TokenMeter::reconfigure(const ApiKey& key, Nanos now) {
   tokens_.reconfigure(key.tokens_per_minute / 60.0, key.tokens_per_minute, now);
 }
 
-bool TokenMeter::limits_tokens() const {
-  MutexLock lock(mu_);
-  return tokens_.limited();
-}
-
 // ---------------------------------------------------------------- RequestAuth
 
 RequestAuth::RequestAuth(const AuthConfig& config, const std::string& source, KeyRing::ClassLookup classes,
@@ -141,22 +136,28 @@ std::shared_ptr<const KeyRing> RequestAuth::read_keys() const {
 
 void RequestAuth::install(std::shared_ptr<const KeyRing> ring) {
   const Nanos now = clock_.now();
-  std::unordered_map<std::string, std::shared_ptr<TokenMeter>> meters;
+  std::unordered_map<std::string, std::shared_ptr<TokenMeter>> previous;  // by key id
+  if (installed_) {
+    for (std::size_t i = 0; i < installed_->meters.size(); ++i) {
+      previous.emplace(installed_->ring->keys()[i].id, installed_->meters[i]);
+    }
+  }
+  auto next = std::make_shared<Installed>();
   for (const ApiKey& key : ring->keys()) {
-    if (auto it = meters_.find(key.id); it != meters_.end()) {
+    if (auto it = previous.find(key.id); it != previous.end()) {
       it->second->reconfigure(key, now);
-      meters.emplace(key.id, it->second);
+      next->meters.push_back(it->second);
       continue;
     }
     Labels requests{{"source", source_}, {"key", key.id}, {"limit", "requests"}};
     Labels tokens{{"source", source_}, {"key", key.id}, {"limit", "tokens"}};
     const std::string help = "Requests refused with 429 by a key's rate limit, by key and limit.";
-    meters.emplace(key.id, std::make_shared<TokenMeter>(key, now, metrics_.counter("sluice_http_rate_limited_total", help, requests),
+    next->meters.push_back(std::make_shared<TokenMeter>(key, now, metrics_.counter("sluice_http_rate_limited_total", help, requests),
                                                         metrics_.counter("sluice_http_rate_limited_total", help, tokens)));
   }
-  meters_ = std::move(meters);
   keys_loaded_.set(static_cast<double>(ring->keys().size()));
-  ring_ = std::move(ring);
+  next->ring = std::move(ring);
+  installed_ = std::move(next);
 }
 
 std::string RequestAuth::reload() {
@@ -176,7 +177,7 @@ std::string RequestAuth::reload() {
 
 std::size_t RequestAuth::key_count() const {
   MutexLock lock(mu_);
-  return ring_ ? ring_->keys().size() : 0;
+  return installed_ ? installed_->ring->keys().size() : 0;
 }
 
 ApiError RequestAuth::priority_refusal(const AuthDecision& decision, const std::string& asked) {
@@ -207,12 +208,12 @@ AuthDecision RequestAuth::authorize(const HttpRequest& request, Endpoint endpoin
                            "missing_api_key"},
                   {{"WWW-Authenticate", "Bearer realm=\"sluice\""}});
   }
-  std::shared_ptr<const KeyRing> ring;
+  std::shared_ptr<const Installed> installed;
   {
     MutexLock lock(mu_);
-    ring = ring_;
+    installed = installed_;
   }
-  const ApiKey* key = ring->find(token);
+  const ApiKey* key = installed->ring->find(token);
   if (!key) {
     refused_invalid_.inc();
     return refuse(ApiError{401, "the API key is not valid for this server", "invalid_request_error", "", "invalid_api_key"},
@@ -225,13 +226,11 @@ AuthDecision RequestAuth::authorize(const HttpRequest& request, Endpoint endpoin
                                "' that " + std::string(endpoint_label(endpoint)) + " needs",
                            "permission_error", "", "insufficient_scope"});
   }
-  std::shared_ptr<TokenMeter> meter;
-  {
-    MutexLock lock(mu_);
-    if (auto it = meters_.find(key->id); it != meters_.end()) meter = it->second;
-  }
-  d.now = clock_.now();
-  if (meter) {
+  const std::shared_ptr<TokenMeter>& meter =
+      installed->meters[static_cast<std::size_t>(key - installed->ring->keys().data())];
+  const bool limited = key->requests_per_second > 0 || (counts_tokens(endpoint) && key->tokens_per_minute > 0);
+  if (limited) {
+    d.now = clock_.now();
     if (auto wait = meter->admit(d.now, counts_tokens(endpoint))) {
       const std::string retry = retry_after_seconds(*wait);
       return refuse(ApiError{429, "the API key '" + key->id + "' is over its rate limit; retry after " + retry + " s",
@@ -243,7 +242,7 @@ AuthDecision RequestAuth::authorize(const HttpRequest& request, Endpoint endpoin
   d.tenant = key->tenant;
   d.ceiling_class = key->ceiling_class;
   d.ceiling_name = key->ceiling_name;
-  if (meter && counts_tokens(endpoint) && meter->limits_tokens()) d.meter = std::move(meter);
+  if (counts_tokens(endpoint) && key->tokens_per_minute > 0) d.meter = meter;
   return d;
 }
 

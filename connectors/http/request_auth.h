@@ -47,7 +47,6 @@ class TokenMeter {
   std::optional<Nanos> admit(Nanos now, bool counts_tokens);
   void charge_tokens(Nanos now, int tokens);
   void reconfigure(const ApiKey& key, Nanos now);
-  bool limits_tokens() const;
 
  private:
   mutable Mutex mu_;
@@ -84,6 +83,12 @@ class RequestAuth {
   ApiError priority_refusal(const AuthDecision& decision, const std::string& asked);
 
  private:
+  // The keys in use and each key's meter (index-aligned with ring->keys()), replaced whole by a
+  // reload so a request sees one consistent pair under one lock.
+  struct Installed {
+    std::shared_ptr<const KeyRing> ring;
+    std::vector<std::shared_ptr<TokenMeter>> meters;
+  };
   std::shared_ptr<const KeyRing> read_keys() const;  // throws KeyFileError / std::runtime_error
   void install(std::shared_ptr<const KeyRing> ring) REQUIRES(mu_);
   static AuthDecision refuse(ApiError error, std::vector<HttpHeader> headers = {});
@@ -97,8 +102,7 @@ class RequestAuth {
   bool metrics_open_ = false;
   bool readyz_open_ = false;
   mutable Mutex mu_;
-  std::shared_ptr<const KeyRing> ring_ GUARDED_BY(mu_);
-  std::unordered_map<std::string, std::shared_ptr<TokenMeter>> meters_ GUARDED_BY(mu_);  // by key id
+  std::shared_ptr<const Installed> installed_ GUARDED_BY(mu_);
   Gauge& keys_loaded_;
   Counter& reloads_ok_;
   Counter& reloads_failed_;
