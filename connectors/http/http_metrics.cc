@@ -1,6 +1,13 @@
 #include "connectors/http/http_metrics.h"
 
 namespace sluice::http {
+namespace {
+
+constexpr const char* kReadTimeoutsHelp =
+    "Connections answered 408 and closed because a read deadline ran out: reason header (the head took longer "
+    "than header_timeout) or body (the body arrived slower than body_min_rate).";
+
+}  // namespace
 
 std::string_view endpoint_label(Endpoint endpoint) {
   switch (endpoint) {
@@ -35,6 +42,14 @@ HttpMetrics::HttpMetrics(MetricsRegistry& registry, std::string source)
                                           {{"source", source}})),
       idle_closes(registry.counter("sluice_http_idle_closes_total",
                                    "Connections closed after idle_timeout without a request.", {{"source", source}})),
+      header_timeouts(registry.counter("sluice_http_read_timeouts_total", kReadTimeoutsHelp,
+                                       {{"source", source}, {"reason", "header"}})),
+      body_rate_timeouts(registry.counter("sluice_http_read_timeouts_total", kReadTimeoutsHelp,
+                                          {{"source", source}, {"reason", "body"}})),
+      per_ip_refused_connections(registry.counter("sluice_http_per_ip_refused_connections_total",
+                                                  "Connections refused because their address held "
+                                                  "max_connections_per_ip connections.",
+                                                  {{"source", source}})),
       client_disconnects(registry.counter("sluice_http_client_disconnects_total",
                                           "Clients that went away before their answer was complete.",
                                           {{"source", source}})),

@@ -6,6 +6,10 @@
 //   sluice_http_refused_connections_total{source}         over max_connections
 //   sluice_http_slow_client_closes_total{source}          over max_stream_buffer_bytes
 //   sluice_http_idle_closes_total{source}                 over idle_timeout
+//   sluice_http_read_timeouts_total{source,reason}        read deadlines run out (408 and close):
+//                                                         reason "header" (header_timeout) or
+//                                                         "body" (under body_min_rate)
+//   sluice_http_per_ip_refused_connections_total{source}  over max_connections_per_ip
 //   sluice_http_client_disconnects_total{source}          client left before its answer was done
 //   sluice_http_handler_exceptions_total{source}          requests ended with 500 by the last-resort guard
 //   sluice_http_ingests_running{source}                   gauge: POST /v1/documents ingests in progress (0 or 1)
@@ -43,6 +47,9 @@ class HttpMetrics {
   Counter& refused_connections;
   Counter& slow_client_closes;
   Counter& idle_closes;
+  Counter& header_timeouts;     // sluice_http_read_timeouts_total{reason="header"}
+  Counter& body_rate_timeouts;  // sluice_http_read_timeouts_total{reason="body"}
+  Counter& per_ip_refused_connections;
   Counter& client_disconnects;
   Counter& handler_exceptions;
   Gauge& ingests_running;

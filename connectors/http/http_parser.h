@@ -56,6 +56,8 @@ class HttpRequestParser {
 
   // After kNeedMore: true once the head is parsed and its body is still to come.
   bool head_parsed() const { return head_parsed_; }
+  // After head_parsed(): where the body starts in the data (the head's bytes).
+  std::size_t head_bytes() const { return head_bytes_; }
   // The head asked for "Expect: 100-continue" (answer before the body arrives).
   bool expects_continue() const { return expects_continue_; }
 

@@ -1,6 +1,5 @@
 #include "connectors/http/http_server.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -14,6 +13,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "connectors/http/listen_socket.h"
+#include "connectors/http/read_deadlines.h"
 #include "graph/units.h"
 
 namespace sluice::http {
@@ -39,7 +40,10 @@ void parse_listen_address(std::string_view listen, std::string* host, std::uint1
 class EventLoop {
  public:
   EventLoop(HttpServer& server, const HttpServerOptions& options)
-      : server_(server), options_(options), mailbox_(std::make_shared<LoopMailbox>()) {
+      : server_(server),
+        options_(options),
+        mailbox_(std::make_shared<LoopMailbox>()),
+        deadlines_({options.header_timeout, options.body_min_rate, options.body_rate_grace}) {
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
     if (epoll_fd_ < 0) throw std::runtime_error("http: epoll_create1 failed: " + errno_text());
     epoll_event ev{};
@@ -74,7 +78,7 @@ class EventLoop {
     std::vector<LoopOp> ops;
     Nanos next_sweep = now() + sweep_period_ms_ * kNanosPerMilli;
     while (!server_.stopping_.load(std::memory_order_acquire)) {
-      int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), sweep_period_ms_);
+      int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), wait_ms(now()));
       if (n < 0 && errno != EINTR) break;
       for (int i = 0; i < n; ++i) {
         std::uint64_t tag = events[i].data.u64;
@@ -91,6 +95,7 @@ class EventLoop {
       }
       if (!server_.accepting() && holds_listener_) release_listener();
       Nanos t = now();
+      expire_reads(t);
       if (t >= next_sweep) {
         sweep(t);
         next_sweep = t + sweep_period_ms_ * kNanosPerMilli;
@@ -128,6 +133,8 @@ class EventLoop {
     std::shared_ptr<ResponseWriter> writer;
     std::uint32_t interest = 0;
     Nanos last_active = 0;
+    ReadClock read;                // header_timeout / body_min_rate (read_deadlines.h)
+    std::string peer;              // its ConnectionsPerIp key; empty when not counted
   };
 
   static Nanos now() { return SteadyClock::instance().now(); }
@@ -140,15 +147,22 @@ class EventLoop {
 
   void accept_all() {
     for (int i = 0; i < 64; ++i) {
-      int fd = ::accept4(server_.listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      sockaddr_storage peer_addr{};
+      socklen_t peer_len = sizeof peer_addr;
+      int fd = ::accept4(server_.listen_fd_, reinterpret_cast<sockaddr*>(&peer_addr), &peer_len,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) return;  // EAGAIN, or a transient error: epoll will tell us again
       if (server_.open_connections_.load(std::memory_order_relaxed) >= options_.max_connections) {
-        if (options_.refused_connections) options_.refused_connections->inc();
-        HttpResponse r = server_.error_response_(503, "too many open connections (max_connections " +
-                                                          std::to_string(options_.max_connections) + ")");
-        std::string bytes = serialize_response(r, true);
-        [[maybe_unused]] ssize_t w = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        ::close(fd);
+        refuse(fd, options_.refused_connections,
+               "too many open connections (max_connections " + std::to_string(options_.max_connections) + ")");
+        continue;
+      }
+      ConnectionsPerIp& per_ip = server_.per_ip_;
+      std::string peer = per_ip.enabled() ? ConnectionsPerIp::key_of(peer_addr) : std::string();
+      if (!per_ip.try_add(peer)) {
+        refuse(fd, options_.refused_per_ip,
+               "too many open connections from this address (max_connections_per_ip " +
+                   std::to_string(per_ip.limit()) + ")");
         continue;
       }
       int one = 1;
@@ -157,18 +171,29 @@ class EventLoop {
       c->fd = fd;
       c->id = next_id_++;
       c->last_active = now();
+      c->peer = std::move(peer);
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLRDHUP;
       ev.data.u64 = c->id;
       if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        per_ip.remove(c->peer);
         ::close(fd);
         continue;
       }
       c->interest = ev.events;
+      deadlines_.start_head(c->id, c->read, c->last_active);  // the first request's clock runs from here
       server_.open_connections_.fetch_add(1, std::memory_order_relaxed);
       if (options_.open_connections_gauge) options_.open_connections_gauge->add(1);
       conns_.emplace(c->id, std::move(c));
     }
+  }
+
+  // Answers 503 on a connection not taken (best effort: one non-blocking send) and closes it.
+  void refuse(int fd, Counter* counter, const std::string& message) {
+    if (counter) counter->inc();
+    std::string bytes = serialize_response(server_.error_response_(503, message), true);
+    [[maybe_unused]] ssize_t w = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ::close(fd);
   }
 
   void release_listener() {
@@ -240,7 +265,13 @@ class EventLoop {
       if (pending.empty()) break;
       auto state = c->parser.parse(pending);
       if (state == HttpRequestParser::State::kNeedMore) {
-        if (c->parser.head_parsed() && c->parser.expects_continue() && !c->continue_sent) {
+        if (!c->parser.head_parsed()) {
+          deadlines_.start_head(c->id, c->read, now());
+          break;
+        }
+        deadlines_.start_body(c->id, c->read, now());
+        c->read.body_bytes = pending.size() - c->parser.head_bytes();
+        if (c->parser.expects_continue() && !c->continue_sent) {
           c->continue_sent = true;
           c->out += "HTTP/1.1 100 Continue\r\n\r\n";
           flush(c);
@@ -249,12 +280,14 @@ class EventLoop {
       }
       if (state == HttpRequestParser::State::kError) {
         // The framing is lost: answer and close.
+        deadlines_.stop(c->id, c->read);
         HttpResponse r = server_.error_response_(c->parser.error_status(), c->parser.error_message());
         c->out += serialize_response(r, true);
         c->close_after_flush = true;
         flush(c);
         break;
       }
+      deadlines_.stop(c->id, c->read);  // read in time; the response may take as long as it needs
       HttpRequest request = c->parser.take();
       c->in_off += c->parser.consumed();
       c->parser.reset();
@@ -382,6 +415,8 @@ class EventLoop {
   void close(Connection* c) {
     if (c->closed) return;
     c->closed = true;
+    deadlines_.stop(c->id, c->read);
+    server_.per_ip_.remove(c->peer);
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
     ::close(c->fd);
     server_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
@@ -396,6 +431,51 @@ class EventLoop {
     graveyard_.push_back(std::move(it->second));
     conns_.erase(it);
     if (on_disconnect) on_disconnect();
+  }
+
+  // How long epoll may sleep: until the next idle sweep, or the first read deadline if sooner.
+  int wait_ms(Nanos t) const {
+    auto due = deadlines_.next_due();
+    if (!due) return sweep_period_ms_;
+    if (*due <= t) return 0;
+    Nanos left_ms = (*due - t) / kNanosPerMilli + 1;  // rounded up (without overflow): never wake before it
+    return static_cast<int>(std::min<Nanos>(sweep_period_ms_, left_ms));
+  }
+
+  void expire_reads(Nanos t) {
+    deadlines_.expire_due(
+        t,
+        [this](std::uint64_t id) -> ReadClock* {
+          Connection* c = find(id);
+          return c ? &c->read : nullptr;
+        },
+        [this](std::uint64_t id, ReadTimeout which) {
+          if (Connection* c = find(id)) on_read_timeout(c, which);
+        });
+  }
+
+  // A read deadline ran out: 408 and close (half-closed and lingering like any protocol
+  // error, so the answer survives the client's unread bytes). A connection that has sent
+  // nothing of its first request is closed without an answer: it asked nothing, and a 408 it
+  // did not ask for would be read as the answer to a request it may be sending right now.
+  void on_read_timeout(Connection* c, ReadTimeout which) {
+    const ReadDeadlines::Policy& p = deadlines_.policy();
+    std::string message;
+    if (which == ReadTimeout::kHeader) {
+      if (options_.header_timeouts) options_.header_timeouts->inc();
+      if (c->in_off == c->in.size()) return close(c);
+      message = "the request line and headers were not complete within header_timeout (" +
+                format_duration(p.header_timeout) + ")";
+    } else {
+      if (options_.body_rate_timeouts) options_.body_rate_timeouts->inc();
+      std::size_t body = c->in.size() - c->in_off - c->parser.head_bytes();
+      message = "the request body arrived slower than body_min_rate (" + std::to_string(p.body_min_rate) +
+                " bytes/s after a body_rate_grace of " + format_duration(p.body_rate_grace) + "): " +
+                std::to_string(body) + " of its bytes had arrived";
+    }
+    c->out += serialize_response(server_.error_response_(408, message), true);
+    c->close_after_flush = true;
+    flush(c);
   }
 
   void sweep(Nanos t) {
@@ -420,6 +500,7 @@ class EventLoop {
   HttpServer& server_;
   const HttpServerOptions& options_;
   std::shared_ptr<LoopMailbox> mailbox_;
+  ReadDeadlines deadlines_;
   int epoll_fd_ = -1;
   int sweep_period_ms_ = 1000;
   bool holds_listener_ = false;
@@ -431,7 +512,10 @@ class EventLoop {
 };
 
 HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler, ErrorResponder error_response)
-    : options_(std::move(options)), handler_(std::move(handler)), error_response_(std::move(error_response)) {
+    : options_(std::move(options)),
+      handler_(std::move(handler)),
+      error_response_(std::move(error_response)),
+      per_ip_(options_.max_connections_per_ip) {
   if (options_.io_threads == 0) options_.io_threads = 1;
   if (!error_response_) {
     error_response_ = [](int status, const std::string& message) {
@@ -443,38 +527,7 @@ HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler, ErrorResp
 HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::start() {
-  std::string host = options_.host == "localhost" ? "127.0.0.1" : options_.host;
-  sockaddr_storage addr{};
-  socklen_t addr_len = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
-  if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(options_.port);
-    addr_len = sizeof *v4;
-  } else if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(options_.port);
-    addr_len = sizeof *v6;
-  } else {
-    throw std::runtime_error("http: listen host '" + options_.host + "' is not an IP address or 'localhost'");
-  }
-  std::string where = options_.host + ":" + std::to_string(options_.port);
-  listen_fd_ = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) throw std::runtime_error("http: socket() for " + where + " failed: " + errno_text());
-  int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), addr_len) != 0 || ::listen(listen_fd_, 4096) != 0) {
-    std::string why = errno_text();
-    ::close(listen_fd_);
-    listen_fd_ = -1;
-    throw std::runtime_error("http: cannot listen on " + where + ": " + why);
-  }
-  sockaddr_storage bound{};
-  socklen_t bound_len = sizeof bound;
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &bound_len);
-  bound_port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
-                                                 : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  listen_fd_ = open_listen_socket(options_.host, options_.port, &bound_port_);
   accepting_.store(true, std::memory_order_release);
   for (std::uint32_t i = 0; i < options_.io_threads; ++i) {
     loops_.push_back(std::make_unique<EventLoop>(*this, options_));

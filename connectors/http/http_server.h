@@ -9,8 +9,13 @@
 //
 // Limits: max_header_bytes (431) and max_body_bytes (413, before the body is read), chunked
 // request bodies (411), idle_timeout (a connection with no request in progress is closed),
-// max_connections (more are answered 503 and closed), max_stream_buffer_bytes (a client
-// whose unsent streamed bytes exceed it is disconnected, which cancels its request).
+// max_connections and max_connections_per_ip (more are answered 503 and closed),
+// max_stream_buffer_bytes (a client whose unsent streamed bytes exceed it is disconnected,
+// which cancels its request). Read deadlines (read_deadlines.h): a head not complete within
+// header_timeout, or a body arriving slower than body_min_rate after body_rate_grace, is
+// answered 408 and the connection closed; a connection that has sent nothing of its first
+// request by header_timeout is closed without an answer (it asked nothing, and a 408 it did
+// not ask for would be read as the answer to the request it may be sending).
 //
 // The handler must not block: it runs on the loop thread. It answers through the writer
 // now or later from any thread. Protocol errors are answered through `error_response`, so
@@ -32,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "connectors/http/connections_per_ip.h"
 #include "connectors/http/http_parser.h"
 #include "connectors/http/http_response.h"
 #include "connectors/http/response_writer.h"
@@ -46,7 +52,11 @@ struct HttpServerOptions {
   std::size_t max_header_bytes = 16 * 1024;
   std::size_t max_body_bytes = 1024 * 1024;
   Nanos idle_timeout = 60 * kNanosPerSecond;  // 0 disables
+  Nanos header_timeout = 10 * kNanosPerSecond;  // 0 disables
+  std::uint64_t body_min_rate = 1024;           // bytes per second; 0 disables
+  Nanos body_rate_grace = 10 * kNanosPerSecond;
   std::uint32_t max_connections = 10000;
+  std::uint32_t max_connections_per_ip = 256;   // 0: unlimited
   std::uint32_t io_threads = 1;
   std::size_t max_stream_buffer_bytes = 1024 * 1024;
   // Optional metrics, updated when set (must outlive the server).
@@ -55,6 +65,9 @@ struct HttpServerOptions {
   Counter* refused_connections = nullptr;    // over max_connections
   Counter* slow_client_closes = nullptr;     // over max_stream_buffer_bytes
   Counter* idle_closes = nullptr;            // over idle_timeout
+  Counter* header_timeouts = nullptr;        // over header_timeout
+  Counter* body_rate_timeouts = nullptr;     // under body_min_rate
+  Counter* refused_per_ip = nullptr;         // over max_connections_per_ip
 };
 
 using HttpHandler = std::function<void(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer)>;
@@ -94,6 +107,7 @@ class HttpServer {
   std::atomic<int> loops_holding_listener_{0};
   std::atomic<std::size_t> open_connections_{0};
   std::atomic<std::size_t> active_streams_{0};
+  ConnectionsPerIp per_ip_;
 };
 
 // Splits "host:port" / "[v6]:port"; throws std::invalid_argument naming the problem.

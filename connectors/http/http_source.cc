@@ -1,5 +1,7 @@
 #include "connectors/http/http_source.h"
 
+#include <google/protobuf/duration.pb.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +23,11 @@ constexpr Nanos kDefaultIdle = 60 * kNanosPerSecond;
 constexpr std::uint32_t kDefaultMaxConnections = 10000;
 constexpr std::size_t kDefaultStreamBuffer = 1024 * 1024;
 
+// A Duration field of the config, or `fallback` when it is not set (a config built in code).
+Nanos duration_or(bool set, const google::protobuf::Duration& d, Nanos fallback) {
+  return set ? d.seconds() * kNanosPerSecond + d.nanos() : fallback;
+}
+
 std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& s : items) {
@@ -30,12 +37,14 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-// Protocol errors (from the parser and the connection limit) in the OpenAI error shape.
+// Protocol errors (from the parser, the read deadlines and the connection limits) in the
+// OpenAI error shape.
 ApiError protocol_error(int status, const std::string& message) {
   ApiError e;
   e.status = status;
   e.message = message;
   switch (status) {
+    case 408: e.code = "request_timeout"; break;
     case 413: e.code = "request_too_large"; break;
     case 431: e.code = "headers_too_large"; break;
     case 411: e.code = "length_required"; break;
@@ -86,9 +95,13 @@ void HttpSource::init(const HttpSourceConfig& config) {
   // Zero means "not set" (a config built in code); files always carry the schema defaults.
   options.max_body_bytes = config.max_body_bytes() ? config.max_body_bytes() : kDefaultMaxBody;
   options.max_header_bytes = config.max_header_bytes() ? config.max_header_bytes() : kDefaultMaxHeader;
-  options.idle_timeout = config.has_idle_timeout()
-                             ? config.idle_timeout().seconds() * kNanosPerSecond + config.idle_timeout().nanos()
-                             : kDefaultIdle;
+  options.idle_timeout = duration_or(config.has_idle_timeout(), config.idle_timeout(), kDefaultIdle);
+  // The read deadlines and the per-address limit: 0 disables them, so "not set" is presence
+  // (the HttpServerOptions defaults are the schema's).
+  options.header_timeout = duration_or(config.has_header_timeout(), config.header_timeout(), options.header_timeout);
+  if (config.has_body_min_rate()) options.body_min_rate = config.body_min_rate();
+  options.body_rate_grace = duration_or(config.has_body_rate_grace(), config.body_rate_grace(), options.body_rate_grace);
+  if (config.has_max_connections_per_ip()) options.max_connections_per_ip = config.max_connections_per_ip();
   options.max_connections = config.max_connections() ? config.max_connections() : kDefaultMaxConnections;
   options.io_threads = config.io_threads() ? config.io_threads() : 1;
   options.max_stream_buffer_bytes =
@@ -101,6 +114,9 @@ void HttpSource::init(const HttpSourceConfig& config) {
   options.refused_connections = &metrics_->refused_connections;
   options.slow_client_closes = &metrics_->slow_client_closes;
   options.idle_closes = &metrics_->idle_closes;
+  options.header_timeouts = &metrics_->header_timeouts;
+  options.body_rate_timeouts = &metrics_->body_rate_timeouts;
+  options.refused_per_ip = &metrics_->per_ip_refused_connections;
 
   auth_ = std::make_unique<RequestAuth>(
       config.auth(), name_, [this](const std::string& c) { return intake_.class_index(c); }, intake_.clock(),

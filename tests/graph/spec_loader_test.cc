@@ -205,6 +205,22 @@ edges: [{from: api, to: a}]
                           "p.yaml:9:30: node 'api': sources[0].config.max_body_bytes: \"furlongs\" in \"12 furlongs\" is not a size unit (B, KB, MB, GB, KiB, MiB, GiB)"));
 }
 
+// The HTTP source's connection limits and read deadlines are checked like any field: at the
+// value, with the range or unit the schema gives.
+TEST(SpecLoader, HttpConnectionLimitsAndReadDeadlinesAreChecked) {
+  EXPECT_THAT(errors_of(R"(name: v
+sources:
+  - name: api
+    kind: http
+    config: {body_min_rate: 2GiB, max_connections_per_ip: 2000000, header_timeout: soon}
+nodes: [{name: a, kind: passthrough}]
+edges: [{from: api, to: a}]
+)"),
+              ElementsAre("p.yaml:5:29: node 'api': sources[0].config.body_min_rate: must be between 0 and 1073741824, got 2GiB",
+                          "p.yaml:5:59: node 'api': sources[0].config.max_connections_per_ip: must be between 0 and 1000000, got 2000000",
+                          "p.yaml:5:84: node 'api': sources[0].config.header_timeout: \"soon\" is not a duration; write a number with a unit, e.g. \"250ms\", \"1.5s\", \"2m\""));
+}
+
 // "nan" reads as a number and compared false against both bounds, so it passed every range
 // (found by spec_fuzz as batch_cost: nan).
 TEST(SpecLoader, NanIsOutsideEveryRange) {

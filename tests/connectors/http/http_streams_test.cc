@@ -209,7 +209,7 @@ TEST_F(HttpSourceTest, ThousandConcurrentStreamsAllComplete) {
     setrlimit(RLIMIT_NOFILE, &lim);
   }
   if (lim.rlim_cur < 2 * kStreams + 64) GTEST_SKIP() << "needs " << 2 * kStreams + 64 << " file descriptors";
-  start();
+  start([](HttpSourceConfig& c) { c.set_max_connections_per_ip(0); });  // every client is 127.0.0.1
   std::vector<std::unique_ptr<TestClient>> clients;
   for (int i = 0; i < kStreams; ++i) {
     clients.push_back(std::make_unique<TestClient>(port()));
