@@ -7,8 +7,9 @@
 // collects the distinct ones after build, and the connector calls apply(). The retrieval
 // implementation is nodes/retrieval/node/knowledge_base_documents.h.
 //
-// Contract of apply(): all or nothing. Every document is checked first (kind, language, text
-// still non-empty after converting e.g. HTML to text); the first problem comes back in
+// Contract of apply(): all or nothing. Every document is checked first (its id against the
+// rule of graph/document_id.h, kind, language, text still non-empty after converting e.g. HTML
+// to text); the first problem comes back in
 // `rejected` and nothing changes. Otherwise the upserts and deletions become one new version,
 // atomically for readers. apply() blocks for the whole ingest (chunking, embedding, index
 // build, persistence: seconds for large changes), so callers run it off latency-sensitive
@@ -53,7 +54,7 @@ struct DocumentChangeStats {
 };
 
 // Why apply() refused a change: the offending upsert (index into DocumentChanges::upserts), its
-// field ("kind", "language", "text") and a sentence for the client.
+// field ("id", "kind", "language", "text") and a sentence for the client.
 struct DocumentProblem {
   std::size_t index = 0;
   std::string field;

@@ -1,4 +1,5 @@
 // Pipeline::build: a validated spec becomes a running graph in four steps: the runtime settings
+
 // and metrics (Pipeline::State), the plan (graph/pipeline_plan.h: chains, joins, leaves,
 // links), the stages (each node made by its kind's factory with its NodeContext; admission
 // controllers installed for the sources upstream), then the oneTBB objects and edges
@@ -10,15 +11,12 @@
 #include "graph/admission.h"
 #include "graph/pipeline.h"
 #include "graph/pipeline_state.h"
+#include "graph/proto_duration.h"
 #include "graph/spec_validator.h"
 
 namespace sluice {
 
 namespace {
-
-Nanos duration_nanos(const google::protobuf::Duration& d) {
-  return static_cast<Nanos>(d.seconds()) * kNanosPerSecond + d.nanos();
-}
 
 // What node `ns` (index `i`) gets from the runtime: identity, clock and metrics, batches made
 // for its part of the graph, and the admission hook for the sources upstream of it.
@@ -114,7 +112,8 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
   options.metrics->gauge_fn("sluice_live_list_entries",
                             "Request envelopes held by the intake threads' live lists: in flight, or completed and not yet pruned",
                             {{"pipeline", state.name}}, [live] { return static_cast<double>(live->entries()); });
-  state.lifecycle = std::make_unique<PipelineLifecycle>(*options.metrics, state.class_names, state.controllers, state.in_flight);
+  state.lifecycle =
+      std::make_unique<PipelineLifecycle>(*options.metrics, state.class_names, state.controllers, state.in_flight, state.live);
 
   const PipelinePlan plan = plan_pipeline(p, registry);
   for (const auto& s : plan.sources) state.sources[s].leaves_below = plan.leaves_below.at(s);

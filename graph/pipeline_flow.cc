@@ -1,5 +1,7 @@
 #include "graph/pipeline_flow.h"
 
+#include <oneapi/tbb/info.h>
+
 #include <exception>
 
 #include "graph/flow_join.h"
@@ -10,7 +12,12 @@ namespace sluice {
 namespace flow = tbb::flow;
 
 FlowGraph::FlowGraph(int threads) {
-  if (threads > 0) threads_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
+  const int slots = threads > 0 ? threads : tbb::info::default_concurrency();
+  // max_allowed_parallelism counts an external thread plus the workers: `slots` workers.
+  threads_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                   static_cast<std::size_t>(slots) + 1);
+  arena_ = std::make_unique<tbb::task_arena>(slots, /*reserved_for_masters=*/0);
+  arena_->execute([this] { graph_ = std::make_unique<tbb::flow::graph>(); });
 }
 
 FlowGraph::~FlowGraph() { wait_for_all(); }
@@ -19,7 +26,7 @@ void FlowGraph::build(const PipelinePlan& plan, const std::vector<std::unique_pt
                       PipelineLifecycle& lifecycle) {
   std::map<std::string, Sender*> out;  // source or unit tail name -> where its batches leave
   for (const auto& s : plan.sources) {
-    auto* entry = new Entry(graph_);
+    auto* entry = new Entry(*graph_);
     owned_.emplace_back(entry);
     entries_[s] = entry;
     out[s] = entry;
@@ -30,7 +37,7 @@ void FlowGraph::build(const PipelinePlan& plan, const std::vector<std::unique_pt
     for (int i : unit.stages) chain.push_back(stages[static_cast<std::size_t>(i)].get());
     Ends ends = chain.front()->sync ? add_chain(chain, clock, lifecycle) : add_async(*chain.front(), clock, lifecycle);
     out[chain.back()->name] = ends.output;
-    in.push_back(unit.fan_in <= 1 ? std::vector<Receiver*>{ends.input} : add_fan_in_join(graph_, owned_, *ends.input, unit.fan_in));
+    in.push_back(unit.fan_in <= 1 ? std::vector<Receiver*>{ends.input} : add_fan_in_join(*graph_, owned_, *ends.input, unit.fan_in));
   }
   for (const PipelinePlan::Link& link : plan.links) {
     flow::make_edge(*out.at(link.from), *in.at(static_cast<std::size_t>(link.unit)).at(static_cast<std::size_t>(link.port)));
@@ -43,7 +50,7 @@ FlowGraph::Ends FlowGraph::add_chain(const std::vector<Stage*>& chain, Clock& cl
   Clock* clock = &clock_ref;
   PipelineLifecycle* lc = &lifecycle;
   char* quiescent = &quiescent_;
-  auto* fn = new flow::function_node<Hop, Hop>(graph_, chain.front()->concurrency, [clock, lc, chain, quiescent](Hop h) {
+  auto* fn = new flow::function_node<Hop, Hop>(*graph_, chain.front()->concurrency, [clock, lc, chain, quiescent](Hop h) {
     SLUICE_HANDOFF_ACQUIRE(h.batch.get());
     Batch& b = *h.batch;
     Nanos ready_at = h.ready_at;
@@ -89,7 +96,7 @@ FlowGraph::Ends FlowGraph::add_async(Stage& stage, Clock& clock_ref, PipelineLif
   Stage* st = &stage;
   char* quiescent = &quiescent_;
   using AsyncFlowNode = flow::async_node<Hop, Hop>;
-  auto* an = new AsyncFlowNode(graph_, st->concurrency, [clock, lc, st, quiescent](Hop h, AsyncFlowNode::gateway_type& gw) {
+  auto* an = new AsyncFlowNode(*graph_, st->concurrency, [clock, lc, st, quiescent](Hop h, AsyncFlowNode::gateway_type& gw) {
     SLUICE_HANDOFF_ACQUIRE(h.batch.get());
     Batch& b = *h.batch;
     Nanos start = clock->now();

@@ -7,12 +7,21 @@
 // The node bodies do, per hop, the stage-boundary work of graph/stage.h and call the node; they
 // add no lock and no allocation for batches of up to four requests.
 //
+// Threads: the graph runs in an arena of its own, of `threads` slots (every core when 0), none
+// of them reserved for an external thread, and the process's oneTBB parallelism is raised to
+// that plus one. Why: batches enter from threads oneTBB does not own (the event loops, the
+// serving engine's step thread, a connector's consumer), and the thread that built the graph
+// then waits for a signal and never runs a task. In the default arena its slot is reserved
+// and only threads - 1 workers run the graph; under a one-CPU affinity (a container with one
+// core, `taskset -c 0`) that is none, and every request waited forever.
+//
 // Lifetime: the stages, the clock and the lifecycle passed to build() must outlive the graph.
 // The destructor waits for the graph to go idle before destroying its nodes.
 #pragma once
 
 #include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <map>
 #include <memory>
@@ -32,7 +41,8 @@ class FlowGraph {
  public:
   using Entry = tbb::flow::broadcast_node<Hop>;
 
-  // `threads` > 0 caps oneTBB's parallelism while the graph lives (runtime.threads).
+  // `threads` (runtime.threads): the graph's worker threads; 0: oneTBB's default concurrency
+  // (the cores this process may run on).
   explicit FlowGraph(int threads);
   ~FlowGraph();
   FlowGraph(const FlowGraph&) = delete;
@@ -49,7 +59,7 @@ class FlowGraph {
   // TSan cannot see through oneTBB: each task body releases `quiescent_` as it ends and this
   // acquires it (graph/tsan_annotations.h; nothing outside TSan builds).
   void wait_for_all() {
-    graph_.wait_for_all();
+    graph_->wait_for_all();
     SLUICE_HANDOFF_ACQUIRE(&quiescent_);
   }
 
@@ -64,7 +74,8 @@ class FlowGraph {
   Ends add_async(Stage& stage, Clock& clock, PipelineLifecycle& lifecycle);
 
   std::unique_ptr<tbb::global_control> threads_;
-  tbb::flow::graph graph_;
+  std::unique_ptr<tbb::task_arena> arena_;
+  std::unique_ptr<tbb::flow::graph> graph_;  // made inside arena_, which it attaches to
   char quiescent_ = 0;  // an address for the end-of-task annotations only; never read
   std::vector<std::unique_ptr<tbb::flow::graph_node>> owned_;  // every oneTBB node, destroyed after the graph is idle
   std::map<std::string, Entry*> entries_;                      // by source name

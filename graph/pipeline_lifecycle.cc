@@ -1,12 +1,14 @@
 #include "graph/pipeline_lifecycle.h"
 
 #include "graph/admission.h"
+#include "graph/free_memory.h"
 
 namespace sluice {
 
 PipelineLifecycle::PipelineLifecycle(MetricsRegistry& m, const std::vector<std::string>& class_names,
-                                     const std::vector<AdmissionController*>& controllers, InFlight& in_flight)
-    : controllers_(controllers), in_flight_(in_flight) {
+                                     const std::vector<AdmissionController*>& controllers, InFlight& in_flight,
+                                     LiveLists& live)
+    : controllers_(controllers), in_flight_(in_flight), live_(live) {
   for (const auto& c : class_names) {
     auto cm = std::make_unique<ClassMetrics>();
     Labels l{{"class", c}};
@@ -57,7 +59,13 @@ void PipelineLifecycle::on_complete(Request& r) {
   cm.in_flight.add(-1);
   // Usually none or one; a controller ignores requests it did not admit.
   for (AdmissionController* a : controllers_) a->on_complete(r, r.completed_at);
-  in_flight_.leave();
+  // A burst's end: nothing else would drop the envelopes its last requests left listed, since
+  // only intake prunes. This completion pays one check per listed request, a few times a burst,
+  // and at the last (nothing in flight) a walk of the allocator's heaps.
+  const InFlight::BurstEnd burst = in_flight_.leave();
+  if (burst == InFlight::BurstEnd::kNone) return;
+  live_.release_completed();
+  if (burst == InFlight::BurstEnd::kIdle) return_free_memory();
 }
 
 }  // namespace sluice

@@ -2,9 +2,12 @@
 // of every admitted request: time to first token, inter-token latency, end-to-end latency and
 // outcome by priority class, aborts by cause, requests in flight and in service per class. On
 // completion it also reports the request to the admission controllers and releases its place
-// in the pipeline's InFlight count, which may end a drain's wait.
+// in the pipeline's InFlight count, which may end a drain's wait, or end a burst: then that
+// completion releases the completed requests the live lists still hold (graph/live_lists.h)
+// and, once nothing is in flight, the allocator's cached memory (graph/free_memory.h).
 //
-// Made once at build (registering its metrics); then called from any thread, lock-free.
+// Made once at build (registering its metrics); then called from any thread, lock-free but for
+// that release, which takes each live list's lock in turn.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "graph/in_flight.h"
+#include "graph/live_lists.h"
 #include "graph/metrics.h"
 #include "graph/request.h"
 
@@ -38,9 +42,9 @@ class PipelineLifecycle final : public RequestLifecycle {
     std::array<Counter*, kStatusCodes> outcomes{};  // by StatusCode value
   };
 
-  // `controllers` (filled while the nodes are built) and `in_flight` must outlive this.
+  // `controllers` (filled while the nodes are built), `in_flight` and `live` must outlive this.
   PipelineLifecycle(MetricsRegistry& metrics, const std::vector<std::string>& class_names,
-                    const std::vector<AdmissionController*>& controllers, InFlight& in_flight);
+                    const std::vector<AdmissionController*>& controllers, InFlight& in_flight, LiveLists& live);
 
   // The metrics of the request's class (the last class for an out-of-range priority).
   ClassMetrics& of(const Request& r) { return *classes_[std::min<std::size_t>(r.priority, classes_.size() - 1)]; }
@@ -53,6 +57,7 @@ class PipelineLifecycle final : public RequestLifecycle {
  private:
   const std::vector<AdmissionController*>& controllers_;
   InFlight& in_flight_;
+  LiveLists& live_;
   std::vector<std::unique_ptr<ClassMetrics>> classes_;
   std::array<Counter*, kAbortCauses> aborts_{};  // by AbortCause value; kNone unused
 };

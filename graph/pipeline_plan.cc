@@ -53,8 +53,24 @@ PipelinePlan plan_pipeline(const PipelineSpec& p, const NodeRegistry& registry) 
     fan_in[e.to()]++;
   }
   auto successors_of = [&](const std::string& n) -> const std::vector<std::string>& { return successors[n]; };
+  for (const auto& s : p.sources()) plan.sources.push_back(s.name());
+  // A node whose inputs come from disjoint sets of sources (an HTTP source and a Kafka source
+  // into one router) merges them: no batch can arrive on two of its edges, so a join would wait
+  // forever. It takes one input port and counts as fan-in 1; inputs that share a source are
+  // branches of one batch and meet in a join.
+  std::set<std::string> merges;
+  for (const auto& [node, from] : plan.predecessors) {
+    if (from.size() < 2) continue;
+    std::set<std::string> seen_sources;
+    bool disjoint = true;
+    for (const auto& f : from) {
+      for (const auto& src : plan.sources_upstream(f)) disjoint &= seen_sources.insert(src).second;
+    }
+    if (disjoint) merges.insert(node);
+  }
+  for (const auto& m : merges) fan_in[m] = 1;
+  plan.merges.assign(merges.begin(), merges.end());
   for (const auto& s : p.sources()) {
-    plan.sources.push_back(s.name());
     std::set<std::string> seen;
     plan.leaves_below[s.name()] = leaves_dedup(s.name(), successors, fan_in, seen);
   }
@@ -73,7 +89,7 @@ PipelinePlan plan_pipeline(const PipelineSpec& p, const NodeRegistry& registry) 
   // ---- chains
   auto continues_chain = [&](int i) {
     const std::string& name = p.nodes(i).name();
-    if (!p.runtime().chain_stages() || !chainable[i] || fan_in[name] != 1) return false;
+    if (!p.runtime().chain_stages() || !chainable[i] || plan.predecessors[name].size() != 1) return false;
     const std::string& from = plan.predecessors[name].front();
     auto it = index.find(from);
     return it != index.end() && chainable[it->second] && successors_of(from).size() == 1;
@@ -101,7 +117,7 @@ PipelinePlan plan_pipeline(const PipelineSpec& p, const NodeRegistry& registry) 
   std::map<std::string, int> next_port;
   for (const auto& e : p.edges()) {
     if (chained.count(e.to())) continue;
-    plan.links.push_back({e.from(), unit_of.at(e.to()), next_port[e.to()]++});
+    plan.links.push_back({e.from(), unit_of.at(e.to()), merges.count(e.to()) ? 0 : next_port[e.to()]++});
   }
   return plan;
 }

@@ -27,7 +27,7 @@ struct PipelinePlan {
   // single stage. Stages are node indices (PipelineSpec::nodes), head first.
   struct Unit {
     std::vector<int> stages;
-    int fan_in = 0;  // edges entering the head; more than one puts a join in front of it
+    int fan_in = 0;  // joined inputs of the head; more than one puts a join in front of it
   };
   // An edge between flow-graph nodes: from a source or the tail of a unit into input `port` of
   // a unit's head (a port of its join when fan_in > 1). Edges inside a chain are not links.
@@ -45,6 +45,10 @@ struct PipelinePlan {
   // once, however many of its branches the batch takes).
   std::map<std::string, int> leaves_below;
   std::map<std::string, std::vector<std::string>> predecessors;  // by node name, in edge order
+  // Nodes whose inputs come from disjoint sets of sources (e.g. an HTTP and a Kafka source into
+  // one router): their edges merge into one input (port 0, fan_in 1) instead of meeting in a
+  // join, since no batch arrives on two of them.
+  std::vector<std::string> merges;
 
   // The sources upstream of `node`, in the order a depth-first walk up the edges meets them.
   std::vector<std::string> sources_upstream(const std::string& node) const;

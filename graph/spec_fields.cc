@@ -205,6 +205,8 @@ void apply_defaults(pb::Message* msg, const std::string& path, const SourceMap& 
       continue;
     }
     if (fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && !is_duration(fd)) {
+      // An `optional` message is a feature switched on by writing it: absent stays absent.
+      if (fd->has_optional_keyword() && !r->HasField(*msg, fd)) continue;
       apply_defaults(r->MutableMessage(msg, fd), child, map, file, errors);
       continue;
     }

@@ -179,6 +179,33 @@ std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry&
   };
   check_class(p.runtime().default_class(), "runtime.default_class", "");
   for (int i = 0; i < p.sources_size(); ++i) {
+    if (p.sources(i).has_kafka()) {
+      const KafkaSourceConfig& k = p.sources(i).kafka();
+      const std::string at = "sources[" + std::to_string(i) + "].config.";
+      check_class(k.default_priority(), at + "default_priority", p.sources(i).name());
+      std::map<std::string, std::string> topics;  // topic -> the field that named it first
+      for (const auto& [field, topic] : {std::pair<std::string, std::string>{"topic", k.topic()},
+                                         {"results_topic", k.results_topic()},
+                                         {"retry_topic", k.retry_topic()},
+                                         {"dead_letter_topic", k.dead_letter_topic()}}) {
+        if (topic.empty()) continue;
+        auto [it, fresh] = topics.emplace(topic, field);
+        if (!fresh) {
+          errors.push_back(spec.error_at(at + field, p.sources(i).name(),
+                                         "config." + field + ": '" + topic + "' is also this source's " + it->second +
+                                             "; jobs, results, retries and dead letters need four topics"));
+        }
+      }
+      for (int j = 0; j < k.properties_size(); ++j) {
+        const std::string& e = k.properties(j);
+        const auto eq = e.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          errors.push_back(spec.error_at(at + "properties[" + std::to_string(j) + "]", p.sources(i).name(),
+                                         "config.properties[" + std::to_string(j) + "]: '" + e +
+                                             "' is not name=value (e.g. security.protocol=SASL_SSL)"));
+        }
+      }
+    }
     if (p.sources(i).has_http()) {
       check_class(p.sources(i).http().default_priority(), "sources[" + std::to_string(i) + "].config.default_priority",
                   p.sources(i).name());

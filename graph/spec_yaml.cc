@@ -3,6 +3,7 @@
 #include <google/protobuf/descriptor.h>
 
 #include <cctype>
+#include <map>
 #include <optional>
 
 #include "graph/spec_fields.h"
@@ -31,12 +32,19 @@ class YamlConverter {
     YAML::Node config_value;
     bool has_config = false;
     std::string kind;
+    // yaml-cpp keeps both entries of a repeated key; the file's meaning would be a guess.
+    std::map<std::string, int> first_line;
     for (auto it = n.begin(); it != n.end(); ++it) {
       if (!it->first.IsScalar()) {
         error(it->first.Mark(), node, where(path) + "field names must be plain strings");
         continue;
       }
       std::string key = it->first.Scalar();
+      if (auto [seen, fresh] = first_line.emplace(key, it->first.Mark().line + 1); !fresh) {
+        error(it->first.Mark(), node,
+              where(path) + "field '" + key + "' is written twice (first at line " + std::to_string(seen->second) + ")");
+        continue;
+      }
       std::string child = path.empty() ? key : path + "." + key;
       map_.set_key(child, pos(it->first.Mark()));
       map_.set_value(child, pos(it->second.Mark()));

@@ -12,6 +12,8 @@ using Args = std::vector<std::string>;
 int validate(const Args& args);
 int graph(const Args& args);
 int run(const Args& args);
+int worker(const Args& args);     // apps/sluice/run_command.cc
+int kafka_dev(const Args& args);  // apps/sluice/kafka_dev_command.cc
 int kinds(const Args& args);
 int schema(const Args& args);
 int quantize(const Args& args);

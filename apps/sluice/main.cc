@@ -15,6 +15,9 @@ commands:
   validate FILE        check a pipeline file; prints every problem as file:line:column
   graph FILE           print the pipeline as Graphviz DOT
   run FILE             serve the pipeline until SIGTERM/SIGINT, then drain; SIGHUP reloads API keys
+  worker FILE          run a Kafka-fed pipeline (its kafka sources consume, answer, commit) until SIGTERM
+  kafka-dev [--port P] [--brokers N] [--partitions N] [--topics T,..] [PIPELINE...]
+                       a local in-memory Kafka (librdkafka's mock cluster) for trying workers and kcat
   keys new | keys hash < KEY
                        make an API key and its hash for an auth key file (docs/operations.md)
   kinds                list the node kinds this build knows
@@ -43,6 +46,8 @@ int main(int argc, char** argv) {
       {"validate", sluice::cli::validate},
       {"graph", sluice::cli::graph},
       {"run", sluice::cli::run},
+      {"worker", sluice::cli::worker},
+      {"kafka-dev", sluice::cli::kafka_dev},
       {"kinds", sluice::cli::kinds},
       {"schema", sluice::cli::schema},
       {"quantize", sluice::cli::quantize},

@@ -6,6 +6,9 @@ namespace {
 constexpr const char* kReadTimeoutsHelp =
     "Connections answered 408 and closed because a read deadline ran out: reason header (the head took longer "
     "than header_timeout) or body (the body arrived slower than body_min_rate).";
+constexpr const char* kAsyncJobsHelp =
+    "Requests written to Kafka as jobs: queued (answered 202), deferred (shed by admission and written instead of "
+    "answered 429; each is also counted queued or refused), refused (the job queue could not take it).";
 
 }  // namespace
 
@@ -15,6 +18,7 @@ std::string_view endpoint_label(Endpoint endpoint) {
     case Endpoint::kCompletions: return "/v1/completions";
     case Endpoint::kRetrieve: return "/v1/retrieve";
     case Endpoint::kDocuments: return "/v1/documents";
+    case Endpoint::kJobs: return "/v1/jobs";
     case Endpoint::kModels: return "/v1/models";
     case Endpoint::kHealthz: return "/healthz";
     case Endpoint::kReadyz: return "/readyz";
@@ -28,6 +32,7 @@ Endpoint endpoint_for_path(std::string_view path) {
     auto e = static_cast<Endpoint>(i);
     if (path == endpoint_label(e)) return e;
   }
+  if (path.size() > 9 && path.substr(0, 9) == "/v1/jobs/") return Endpoint::kJobs;
   return Endpoint::kOther;
 }
 
@@ -60,6 +65,12 @@ HttpMetrics::HttpMetrics(MetricsRegistry& registry, std::string source)
                                      {{"source", source}})),
       ingest_seconds(registry.histogram("sluice_http_ingest_seconds", "Duration of POST /v1/documents ingests.",
                                         {{"source", source}})),
+      async_jobs_queued(registry.counter("sluice_http_async_jobs_total", kAsyncJobsHelp,
+                                         {{"source", source}, {"outcome", "queued"}})),
+      async_jobs_deferred(registry.counter("sluice_http_async_jobs_total", kAsyncJobsHelp,
+                                           {{"source", source}, {"outcome", "deferred"}})),
+      async_jobs_refused(registry.counter("sluice_http_async_jobs_total", kAsyncJobsHelp,
+                                          {{"source", source}, {"outcome", "refused"}})),
       registry_(registry),
       source_(std::move(source)) {}
 

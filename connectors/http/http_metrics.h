@@ -30,11 +30,11 @@
 namespace sluice::http {
 
 enum class Endpoint : std::uint8_t {
-  kChatCompletions, kCompletions, kRetrieve, kDocuments, kModels, kHealthz, kReadyz, kMetrics, kOther, kCount
+  kChatCompletions, kCompletions, kRetrieve, kDocuments, kJobs, kModels, kHealthz, kReadyz, kMetrics, kOther, kCount
 };
 
 std::string_view endpoint_label(Endpoint endpoint);
-// The endpoint a path belongs to (exact match), or kOther.
+// The endpoint a path belongs to (exact match; kJobs: /v1/jobs/{id}), or kOther.
 Endpoint endpoint_for_path(std::string_view path);
 
 class HttpMetrics {
@@ -54,6 +54,12 @@ class HttpMetrics {
   Counter& handler_exceptions;
   Gauge& ingests_running;
   Histogram& ingest_seconds;
+  // sluice_http_async_jobs_total{outcome}: requests written as Kafka jobs and answered 202
+  // (queued), of those the shed ones (deferred, counted again as queued or refused), and the
+  // ones the job queue could not take (refused).
+  Counter& async_jobs_queued;
+  Counter& async_jobs_deferred;
+  Counter& async_jobs_refused;
 
  private:
   static constexpr int kMinStatus = 100;

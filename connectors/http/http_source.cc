@@ -13,6 +13,7 @@
 #include "connectors/http/retrieval_api.h"
 #include "connectors/http/retrieval_response_sink.h"
 #include "graph/listen_rules.h"
+#include "graph/proto_duration.h"
 
 namespace sluice::http {
 namespace {
@@ -22,11 +23,6 @@ constexpr std::size_t kDefaultMaxHeader = 16 * 1024;
 constexpr Nanos kDefaultIdle = 60 * kNanosPerSecond;
 constexpr std::uint32_t kDefaultMaxConnections = 10000;
 constexpr std::size_t kDefaultStreamBuffer = 1024 * 1024;
-
-// A Duration field of the config, or `fallback` when it is not set (a config built in code).
-Nanos duration_or(bool set, const google::protobuf::Duration& d, Nanos fallback) {
-  return set ? d.seconds() * kNanosPerSecond + d.nanos() : fallback;
-}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -121,6 +117,17 @@ void HttpSource::init(const HttpSourceConfig& config) {
   auth_ = std::make_unique<RequestAuth>(
       config.auth(), name_, [this](const std::string& c) { return intake_.class_index(c); }, intake_.clock(),
       intake_.metrics());
+
+  has_async_jobs_ = config.has_async_jobs();
+  defer_class_.assign(intake_.class_names().size(), false);
+  for (const std::string& c : config.async_jobs().defer_when_shed()) {
+    const int index = intake_.class_index(c);
+    if (index < 0) {
+      throw bad("async_jobs.defer_when_shed", "'" + c + "' is not a class of this pipeline (classes: " +
+                                                  join(intake_.class_names()) + ")");
+    }
+    defer_class_[static_cast<std::size_t>(index)] = true;
+  }
 
   document_stores_ = intake_.document_stores();
   ingests_ = std::make_unique<IngestRunner>(&metrics_->ingests_running, &metrics_->ingest_seconds);
@@ -221,6 +228,8 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
       return handle_retrieve(request, writer, auth);
     case Endpoint::kDocuments:
       return handle_documents(request, writer);
+    case Endpoint::kJobs:
+      return handle_job_status(request, writer);
     case Endpoint::kHealthz:
       return respond(endpoint, writer, HttpResponse{200, "application/json", {}, "{\"status\":\"ok\"}"});
     case Endpoint::kReadyz:
@@ -308,6 +317,7 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
   }
   Routing routing;
   if (auto e = read_routing(http, auth, &routing)) return respond_error(endpoint, writer, *e);
+  if (answered_async(endpoint, http, routing, parsed.input.stream, writer)) return;
 
   std::uint64_t id = intake_.next_request_id();
   std::string external_id = (kind == RequestInput::Kind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(id);
@@ -325,8 +335,10 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
       meter->charge_tokens(clock->now(), usage.prompt_tokens + usage.completion_tokens);
     };
   }
-  auto sink = std::make_shared<OpenAiResponseSink>(writer, ChunkWriter(kind, external_id, model, unix_seconds()),
-                                                   std::move(sink_options));
+  const bool stream = parsed.input.stream;
+  auto sink = deferrable(std::make_shared<OpenAiResponseSink>(
+                             writer, ChunkWriter(kind, external_id, model, unix_seconds()), std::move(sink_options)),
+                         endpoint, http, routing, stream, writer, external_id);
   auto request = std::make_shared<Request>(id, std::move(parsed.input), std::move(sink));
   request->external_id = std::move(external_id);
   submit(routing, http, request, writer);
@@ -350,15 +362,18 @@ void HttpSource::handle_retrieve(HttpRequest& http, const std::shared_ptr<Respon
                                  const AuthDecision& auth) {
   constexpr Endpoint endpoint = Endpoint::kRetrieve;
   if (auto e = refuse_when_draining()) return respond_error(endpoint, writer, *e);
-  if (document_stores_.empty()) return respond_error(endpoint, writer, *missing_document_store());
   RequestInput input;
   input.kind = RequestInput::Kind::kRetrieve;
   if (auto e = parse_retrieve_request(http.body, &input.prompt)) return respond_error(endpoint, writer, *e);
   Routing routing;
   if (auto e = read_routing(http, auth, &routing)) return respond_error(endpoint, writer, *e);
+  // An async job runs on the workers, whose pipeline has the knowledge base, not necessarily this one.
+  if (answered_async(endpoint, http, routing, false, writer)) return;
+  if (document_stores_.empty()) return respond_error(endpoint, writer, *missing_document_store());
   std::uint64_t id = intake_.next_request_id();
   std::string external_id = "retr-" + std::to_string(id);
-  auto sink = std::make_shared<RetrievalResponseSink>(writer, external_id, metrics_);
+  auto sink = deferrable(std::make_shared<RetrievalResponseSink>(writer, external_id, metrics_), endpoint, http, routing,
+                         false, writer, external_id);
   auto request = std::make_shared<Request>(id, std::move(input), std::move(sink));
   request->external_id = std::move(external_id);
   submit(routing, http, request, writer);
@@ -401,6 +416,81 @@ void HttpSource::handle_documents(HttpRequest& http, const std::shared_ptr<Respo
                "rate_limit_error", "", "ingest_in_progress"};
     return respond_error(endpoint, writer, e, {{"Retry-After", std::to_string(retry)}});
   }
+}
+
+AsyncJob HttpSource::async_job(Endpoint endpoint, const HttpRequest& http, const Routing& routing) const {
+  AsyncJob job;
+  job.id = new_job_id();
+  job.endpoint = endpoint;
+  job.body = http.body;
+  job.priority = intake_.class_names()[static_cast<std::size_t>(routing.priority)];
+  if (const std::string* tp = http.header("traceparent"); tp && valid_traceparent(*tp)) job.traceparent = *tp;
+  return job;
+}
+
+bool HttpSource::answered_async(Endpoint endpoint, const HttpRequest& http, const Routing& routing, bool stream,
+                                const std::shared_ptr<ResponseWriter>& writer) {
+  bool async = false;
+  if (auto e = read_async_header(http, &async)) {
+    respond_error(endpoint, writer, *e);
+    return true;
+  }
+  if (!async) return false;
+  if (!jobs_) {
+    respond_error(endpoint, writer,
+                  ApiError{400, "this server takes no async jobs: its http source '" + name_ + "' has no async_jobs",
+                           "invalid_request_error", "X-Sluice-Async", "async_unavailable"});
+    return true;
+  }
+  if (stream) {
+    respond_error(endpoint, writer,
+                  ApiError{400, "an async job's answer is fetched with GET /v1/jobs/{id}; it cannot stream: drop "
+                                "\"stream\": true or X-Sluice-Async",
+                           "invalid_request_error", "stream", "invalid_value"});
+    return true;
+  }
+  AsyncJob job = async_job(endpoint, http, routing);
+  // The request's own timeout becomes the job's: given up after it, however many attempts.
+  if (routing.timeout > 0) {
+    job.deadline_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count() +
+                           routing.timeout / 1'000'000;
+  }
+  const std::string request_id = job.id;
+  enqueue_and_answer(*jobs_, job, writer, metrics_,
+                     [request_id](const Status& why) { return queue_refused_response(why, request_id); });
+  return true;
+}
+
+std::shared_ptr<ResponseSink> HttpSource::deferrable(std::shared_ptr<ResponseSink> sink, Endpoint endpoint,
+                                                     const HttpRequest& http, const Routing& routing, bool stream,
+                                                     const std::shared_ptr<ResponseWriter>& writer,
+                                                     const std::string& request_id) {
+  if (!jobs_ || stream || !defer_class_[static_cast<std::size_t>(routing.priority)]) return sink;
+  // The job keeps no deadline: a deferred request is to complete eventually.
+  return std::make_shared<DeferringSink>(std::move(sink), jobs_, async_job(endpoint, http, routing), writer, metrics_,
+                                         request_id);
+}
+
+void HttpSource::handle_job_status(const HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer) {
+  constexpr Endpoint endpoint = Endpoint::kJobs;
+  const std::string id(http.path().substr(9));  // after "/v1/jobs/"
+  if (!jobs_) {
+    return respond_error(endpoint, writer,
+                         ApiError{404, "this server keeps no jobs: its http source '" + name_ + "' has no async_jobs",
+                                  "invalid_request_error", "", "async_unavailable"});
+  }
+  const std::optional<JobLookup> found = jobs_->lookup(id);
+  if (!found) {
+    std::string shown;
+    append_json_string_lossy(shown, id.size() > 80 ? id.substr(0, 80) + "..." : id);
+    return respond_error(endpoint, writer,
+                         ApiError{404, "no job " + shown + " is known here (never queued, or forgotten: the job table "
+                                       "keeps async_jobs.max_tracked)",
+                                  "invalid_request_error", "", "job_not_found"});
+  }
+  respond(endpoint, writer, job_status_response(id, *found));
 }
 
 }  // namespace sluice::http

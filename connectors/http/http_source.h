@@ -13,6 +13,7 @@
 //        The ingest runs on an IngestRunner thread, never on an event loop, and the response
 //        (the change's counts and the new version) is sent when it is done; one ingest at a
 //        time per source: a second one meanwhile gets 429 with Retry-After.
+//   GET  /v1/jobs/{id}  a job's state and result (async_jobs.h), when the source has async_jobs
 //   GET  /v1/models                                    -> the configured model names
 //   GET  /healthz   liveness: 200 while the process serves HTTP
 //   GET  /readyz    200 only when the pipeline is ready and not draining; JSON detail
@@ -21,13 +22,14 @@
 // Request headers: X-Priority (a class name of the pipeline, e.g. P0|P1|P2; unknown -> 400;
 // absent -> config.default_priority), X-Request-Timeout ("2.5", "2.5s", "250ms": deadline
 // from arrival; absent -> the pipeline's default), traceparent (kept when well formed),
+// X-Sluice-Async: true (run it later as a Kafka job: 202 and GET /v1/jobs/{id}; async_jobs.h),
 // X-Sluice-Timings: 1 (per-stage timings in the X-Sluice-Timings response header, or as the
 // last chunk of a stream), Authorization: Bearer <key> when auth is on (request_auth.h: keys,
 // scopes, tenants, priority ceilings, rate limits). Responses carry X-Request-Id. A client that disconnects before its
 // answer is complete cancels its request (AbortCause::kClientDisconnect).
 //
 // Lifecycle: construct (validates the config; throws std::invalid_argument naming the source
-// and field) -> start() (binds; throws std::runtime_error) -> stop_accepting() when the
+// and field) -> set_job_queue() when the config has async_jobs (the app makes the queue) -> start() (binds; throws std::runtime_error) -> stop_accepting() when the
 // pipeline drains (SIGTERM) -> stop() before the pipeline is destroyed. The intake (pipeline)
 // and its MetricsRegistry must outlive the source. stop() waits for a running ingest.
 // Thread-safety: lifecycle calls from one thread; the handlers run on the server's event loops.
@@ -39,9 +41,11 @@
 #include <string>
 #include <vector>
 
+#include "connectors/http/async_jobs.h"
 #include "connectors/http/http_metrics.h"
 #include "connectors/http/http_server.h"
 #include "connectors/http/ingest_runner.h"
+#include "connectors/http/job_queue.h"
 #include "connectors/http/openai_request.h"
 #include "connectors/http/request_auth.h"
 #include "connectors/http/request_intake.h"
@@ -64,6 +68,11 @@ class HttpSource {
   void start();
   void stop_accepting();
   void stop();
+
+  // Where X-Sluice-Async and deferred requests go, and GET /v1/jobs looks; before start().
+  // Without one, X-Sluice-Async answers 400 and nothing is deferred.
+  void set_job_queue(std::shared_ptr<JobQueue> queue) { jobs_ = std::move(queue); }
+  bool wants_job_queue() const { return has_async_jobs_; }
 
   // Reads the API keys again (SIGHUP); empty on success, else why the old keys stay.
   std::string reload_auth();
@@ -93,6 +102,18 @@ class HttpSource {
                          const AuthDecision& auth);
   void handle_retrieve(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer, const AuthDecision& auth);
   void handle_documents(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
+  void handle_job_status(const HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
+  // X-Sluice-Async: writes the request as a job and answers 202 when the broker has it. Returns
+  // false when the request is not async (the caller runs it); answers 400 itself when the
+  // header is bad, the source has no job queue, or the request streams.
+  bool answered_async(Endpoint endpoint, const HttpRequest& http, const Routing& routing, bool stream,
+                      const std::shared_ptr<ResponseWriter>& writer);
+  // A job of this request, as the client sent it and as it was routed.
+  AsyncJob async_job(Endpoint endpoint, const HttpRequest& http, const Routing& routing) const;
+  // The sink to submit with: `sink`, or a DeferringSink around it for a deferrable class.
+  std::shared_ptr<ResponseSink> deferrable(std::shared_ptr<ResponseSink> sink, Endpoint endpoint,
+                                           const HttpRequest& http, const Routing& routing, bool stream,
+                                           const std::shared_ptr<ResponseWriter>& writer, const std::string& request_id);
   std::optional<ApiError> refuse_when_draining() const;
   // X-Priority (within the key's ceiling), X-Request-Timeout, X-Sluice-Timings, the tenant.
   std::optional<ApiError> read_routing(const HttpRequest& http, const AuthDecision& auth, Routing* out) const;
@@ -118,6 +139,9 @@ class HttpSource {
   std::unique_ptr<IngestRunner> ingests_;
   std::unique_ptr<RequestAuth> auth_;
   std::unique_ptr<HttpServer> server_;
+  bool has_async_jobs_ = false;
+  std::vector<bool> defer_class_;  // by class index: async_jobs.defer_when_shed
+  std::shared_ptr<JobQueue> jobs_;
 };
 
 }  // namespace sluice::http

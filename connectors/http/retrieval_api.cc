@@ -4,6 +4,7 @@
 #include <map>
 
 #include "connectors/http/json_body.h"
+#include "graph/document_id.h"
 
 namespace sluice::http {
 namespace {
@@ -42,6 +43,20 @@ std::optional<ApiError> read_string(const json& obj, const std::string& at, cons
   return std::nullopt;
 }
 
+// Refuses an id that breaks the document id rule (graph/document_id.h). The id is quoted by
+// quote_document_id: it may hold NUL, control characters or 500 KB, none of which belongs in a
+// message a client logs.
+std::optional<ApiError> check_id(const std::string& param, const std::string& id) {
+  const auto why = document_id_problem(id);
+  if (!why) return std::nullopt;
+  ApiError e = invalid_value(param, "'" + param + "' " + quote_document_id(id) + " is not a valid document id: " + *why +
+                                        " (an id is at most " + std::to_string(kMaxDocumentIdBytes) +
+                                        " bytes of UTF-8 without control characters, does not start with '/' and has no "
+                                        "'.' or '..' path segment)");
+  e.code = "invalid_document_id";
+  return e;
+}
+
 std::optional<ApiError> read_documents(const json& body, std::vector<DocumentUpsert>* out) {
   auto it = body.find("documents");
   if (it == body.end() || it->is_null()) return std::nullopt;
@@ -54,6 +69,7 @@ std::optional<ApiError> read_documents(const json& body, std::vector<DocumentUps
     if (auto e = check_fields(d, at, {"id", "title", "text", "kind", "language"})) return e;
     DocumentUpsert u;
     if (auto e = read_string(d, at, "id", true, &u.id)) return e;
+    if (auto e = check_id(at + "id", u.id)) return e;
     if (auto e = read_string(d, at, "text", true, &u.text)) return e;
     if (auto e = read_string(d, at, "title", false, &u.title)) return e;
     if (auto e = read_string(d, at, "kind", false, &u.kind)) return e;
@@ -78,6 +94,7 @@ std::optional<ApiError> read_deletes(const json& body, const std::vector<Documen
     if (!id.is_string()) return wrong_type(at, "a string", id);
     std::string s = id.get<std::string>();
     if (s.empty()) return invalid_value(at, "'" + at + "' must not be empty");
+    if (auto e = check_id(at, s)) return e;
     for (const auto& u : upserts) {
       if (u.id == s) {
         return invalid_value(at, "'" + at + "' '" + s +

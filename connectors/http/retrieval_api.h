@@ -4,14 +4,17 @@
 // with `param` naming the field (json_body.h).
 //
 // POST /v1/documents  add or replace documents and delete others, as one change:
-//   {"documents": [{"id": "guide.md",          required, non-empty, unique in the request
+//   {"documents": [{"id": "guide.md",          required, a valid id, unique in the request
 //                   "text": "...",              required, not blank
 //                   "title": "...",             optional (else taken from the text)
 //                   "kind": "md",               optional: txt | md | html | faq | code
 //                   "language": "python"}],     optional, kind code only: c | cpp | python | javascript
-//    "delete": ["old.md", ...]}                 ids; an id may not be both written and deleted
+//    "delete": ["old.md", ...]}                 valid ids; an id may not be both written and deleted
 //   At least one of the two must be non-empty. The kinds are checked by the store (graph/
-//   document_store.h), still before anything changes.
+//   document_store.h), still before anything changes. An id that breaks the rule of
+//   graph/document_id.h (empty, over 512 bytes, not UTF-8, a control character, a leading '/',
+//   a '.' or '..' segment) is refused with code invalid_document_id and param documents[i].id
+//   or delete[i], the id quoted safely (quote_document_id) in the message.
 // POST /v1/retrieve   {"query": "..."}  (required, not blank)
 //
 // Thread-safety: pure functions.

@@ -4,6 +4,14 @@
 
 namespace sluice::http {
 
+std::string retrieval_response_body(std::string_view request_id, std::string_view retrieval_event) {
+  std::string body = "{\"object\":\"retrieval\",\"id\":";
+  append_json_string(body, request_id);
+  if (retrieval_event.size() > 2) body += ',';
+  body.append(retrieval_event.substr(1));
+  return body;
+}
+
 void RetrievalResponseSink::on_event(std::string_view type, std::string_view json) {
   if (type == "retrieval") retrieval_.assign(json);
 }
@@ -26,11 +34,7 @@ void RetrievalResponseSink::on_complete(const Request& request) {
     writer_->send(response);
     return;
   }
-  // {"object":"retrieval","id":"retr-N", ...the event's fields}
-  std::string body = "{\"object\":\"retrieval\",\"id\":";
-  append_json_string(body, request_id_);
-  if (retrieval_.size() > 2) body += ',';
-  body.append(retrieval_, 1, std::string::npos);
+  std::string body = retrieval_response_body(request_id_, retrieval_);
   metrics_->count_response(Endpoint::kRetrieve, 200);
   writer_->send(HttpResponse{200, "application/json", {{"X-Request-Id", request_id_}}, std::move(body)});
 }

@@ -14,12 +14,18 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "connectors/http/http_metrics.h"
 #include "connectors/http/response_writer.h"
 #include "graph/request.h"
 
 namespace sluice::http {
+
+// The body of a successful retrieve answer: {"object":"retrieval","id":<request_id>, ...the
+// "retrieval" event's fields}. `retrieval_event` must be a JSON object. Shared with the Kafka
+// job source, whose retrieve jobs answer the same body.
+std::string retrieval_response_body(std::string_view request_id, std::string_view retrieval_event);
 
 class RetrievalResponseSink final : public ResponseSink {
  public:

@@ -5,13 +5,11 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "graph/proto_duration.h"
+
 namespace sluice {
 
 namespace {
-
-Nanos to_nanos(const google::protobuf::Duration& d) {
-  return static_cast<Nanos>(d.seconds()) * kNanosPerSecond + d.nanos();
-}
 
 }  // namespace
 
@@ -19,8 +17,8 @@ DynamicBatcher::DynamicBatcher(const DynamicBatcherConfig& config, const NodeCon
     : name_(ctx.name),
       clock_(ctx.clock),
       make_batch_(ctx.make_batch),
-      window_(to_nanos(config.window())),
-      margin_(to_nanos(config.deadline_margin())),
+      window_(duration_nanos(config.window())),
+      margin_(duration_nanos(config.deadline_margin())),
       adaptive_(config.adaptive()),
       max_outstanding_(config.max_outstanding()),
       per_class_(config.per_class()) {

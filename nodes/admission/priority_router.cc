@@ -6,13 +6,11 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "graph/proto_duration.h"
+
 namespace sluice {
 
 namespace {
-
-Nanos to_nanos(const google::protobuf::Duration& d) {
-  return static_cast<Nanos>(d.seconds()) * kNanosPerSecond + d.nanos();
-}
 
 std::string seconds_text(Nanos n) {
   char buf[32];
@@ -26,9 +24,9 @@ ShedLadderSettings ladder_settings(const ShedLadderConfig& c, std::size_t classe
   s.utilisation = c.utilisation();
   s.recover_utilisation = c.recover_utilisation();
   s.growth = c.growth();
-  s.sustain = to_nanos(c.sustain());
-  s.cooldown = to_nanos(c.cooldown());
-  s.max_backlog = to_nanos(c.max_backlog());
+  s.sustain = duration_nanos(c.sustain());
+  s.cooldown = duration_nanos(c.cooldown());
+  s.max_backlog = duration_nanos(c.max_backlog());
   // The most urgent class is never shed by the ladder; with three classes: P2, then P1.
   s.max_level = static_cast<int>(std::min<std::size_t>(2, classes > 0 ? classes - 1 : 0));
   return s;
@@ -38,7 +36,7 @@ ClassSchedulerSettings scheduler_settings(const PriorityRouterConfig& config, co
   ClassSchedulerSettings s;
   for (const auto& p : policies) s.weights.push_back(p.weight);
   s.strict_above = config.strict_above();
-  s.aging = to_nanos(config.aging());
+  s.aging = duration_nanos(config.aging());
   // Unset in a config built in code (files get the schema default).
   s.aging_share = config.aging_share() > 0 ? config.aging_share() : 0.1;
   return s;
@@ -46,7 +44,7 @@ ClassSchedulerSettings scheduler_settings(const PriorityRouterConfig& config, co
 
 // Unset in a config built in code (files get the schema default): 5s.
 Nanos rate_memory(const TokenBudgetConfig& c) {
-  Nanos memory = to_nanos(c.rate_memory());
+  Nanos memory = duration_nanos(c.rate_memory());
   return memory > 0 ? memory : 5 * kNanosPerSecond;
 }
 
@@ -66,10 +64,10 @@ std::vector<RouterClassPolicy> class_policies(const PriorityRouterConfig& config
     }
     RouterClassPolicy& p = policies[static_cast<std::size_t>(it - class_names.begin())];
     if (cc.has_max_queue()) p.max_queue = cc.max_queue();
-    if (cc.has_queue_timeout()) p.queue_timeout = to_nanos(cc.queue_timeout());
+    if (cc.has_queue_timeout()) p.queue_timeout = duration_nanos(cc.queue_timeout());
     if (cc.has_weight()) p.weight = std::max<std::uint32_t>(1, cc.weight());
     if (cc.has_target_ttft()) {
-      p.target_ttft = to_nanos(cc.target_ttft());
+      p.target_ttft = duration_nanos(cc.target_ttft());
       if (p.target_ttft < 0) {
         throw std::invalid_argument("classes[" + std::to_string(i) + "].target_ttft: must not be negative");
       }
@@ -100,9 +98,9 @@ PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeCon
       clock_(ctx.clock),
       policies_(class_policies(config, ctx.class_names)),
       max_running_(config.max_running() == 0 ? 64 : config.max_running()),
-      heartbeat_interval_(to_nanos(config.heartbeat_interval())),
-      retry_after_max_(std::max(1.0, nanos_to_seconds(to_nanos(config.retry_after_max())))),
-      evaluate_every_(to_nanos(config.shedding().evaluate_every())),
+      heartbeat_interval_(duration_nanos(config.heartbeat_interval())),
+      retry_after_max_(std::max(1.0, nanos_to_seconds(duration_nanos(config.retry_after_max())))),
+      evaluate_every_(duration_nanos(config.shedding().evaluate_every())),
       deferrable_sources_(config.deferrable_sources().begin(), config.deferrable_sources().end()),
       token_budget_(config.token_budget().enabled()),
       // Unset in a config built in code (files get the schema default): 4 bytes a token.

@@ -60,6 +60,30 @@ TEST(Pipeline, FanOutRunsBothBranchesAndJoinSeesBoth) {
   EXPECT_EQ(r->trace().size(), 3u);
 }
 
+// Two sources into one node (an HTTP and a Kafka source into one router): their edges merge,
+// since no batch arrives on both; a join there would wait forever for the other source.
+TEST(Pipeline, TwoSourcesIntoOneNodeMergeInsteadOfJoining) {
+  Harness h(R"(name: two-sources
+sources: [{name: api, kind: http}, {name: jobs, kind: http, config: {listen: "127.0.0.1:0"}}]
+nodes:
+  - {name: a, kind: mark}
+  - {name: b, kind: mark}
+  - {name: answer, kind: answer_marks}
+edges:
+  - {from: api, to: a}
+  - {from: jobs, to: b}
+  - {from: a, to: answer}
+  - {from: b, to: answer}
+)");
+  for (const char* source : {"api", "jobs", "api"}) {
+    auto [r, sink] = h.make();
+    ASSERT_TRUE(h.pipeline->submit(source, r).ok());
+    ASSERT_TRUE(sink->wait()) << source;
+    EXPECT_TRUE(sink->status.ok()) << sink->status.message;
+    EXPECT_EQ(sink->text(), std::string(source) == "api" ? "a;" : "b;");
+  }
+}
+
 // A join of `branches` (3 or 4) marking branches: every arity the validator allows is built.
 std::string wide_fan_in(int branches) {
   const char* names[] = {"a", "b", "c", "left"};

@@ -131,6 +131,17 @@ TEST(SpecLoader, UnknownFieldWithSuggestion) {
               ElementsAre("p.yaml:10:5: node 'answer': nodes[0]: unknown field 'concurency' in NodeSpec (did you mean 'concurrency'?)"));
 }
 
+// Found by spec_fuzz: a file pasted twice loaded values of one copy under the positions of the
+// other. A repeated key is an error at its second place, naming the first.
+TEST(SpecLoader, KeyWrittenTwiceIsAnError) {
+  EXPECT_THAT(errors_of("name: x\nsources: [{name: api, kind: http}]\nnodes: [{name: a, kind: passthrough}]\n"
+                        "edges: [{from: api, to: a}]\nname: y\n"),
+              ElementsAre("p.yaml:5:1: field 'name' is written twice (first at line 1)"));
+  EXPECT_THAT(errors_of("name: x\nsources: [{name: api, kind: http, kind: http}]\nnodes: [{name: a, kind: passthrough}]\n"
+                        "edges: [{from: api, to: a}]\n"),
+              ElementsAre("p.yaml:2:35: node 'api': sources[0]: field 'kind' is written twice (first at line 2)"));
+}
+
 TEST(SpecLoader, UnknownFieldInTextFormat) {
   EXPECT_THAT(errors_of("nmae: \"x\"\n", "p.textproto"),
               ElementsAre("p.textproto:1:5: unknown field 'nmae' in PipelineSpec (did you mean 'name'?)"));

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "graph/document_id.h"
+
 namespace sluice::retrieval {
 namespace fs = std::filesystem;
 namespace {
@@ -155,6 +157,10 @@ void load_text(const std::string& name, const std::string& content, LoadedSource
   if (ext == ".jsonl") {
     std::istringstream in(content);
     for_each_jsonl_record(in, name, into.problems, [&](const nlohmann::json& j, std::string id, std::size_t line_no) {
+      if (auto why = document_id_problem(id)) {
+        into.problems.push_back({name, line_no, "\"_id\" " + quote_document_id(id) + " is not a valid document id: " + *why});
+        return;
+      }
       SourceDocument d{std::move(id), json_string_field(j, "title"), json_string_field(j, "text"),
                        DocumentKind::kNarrative, CodeLanguage::kNone};
       if (is_blank(d.text)) {
@@ -163,6 +169,11 @@ void load_text(const std::string& name, const std::string& content, LoadedSource
       }
       into.documents.push_back(std::move(d));
     });
+    return;
+  }
+  if (auto why = document_id_problem(name)) {
+    // Quoted: the name itself may hold the newline or escape sequence that is the problem.
+    into.problems.push_back({quote_document_id(name), 0, "the file name is not a valid document id: " + *why});
     return;
   }
   const auto format = format_of_name(name);
@@ -201,7 +212,9 @@ LoadedSource load_path(const std::string& path, const LoaderOptions& options) {
   for (const auto& f : files) {
     if (options.on_file && done > 0) options.on_file(done, files.size());
     ++done;
-    const std::string name = fs::is_directory(root, ec) ? fs::relative(f, root, ec).string() : f.string();
+    // The id: the path below the root directory, or for a single file its name (an absolute or
+    // "../" path would not be a valid id, graph/document_id.h).
+    const std::string name = fs::is_directory(root, ec) ? fs::relative(f, root, ec).string() : f.filename().string();
     const auto size = fs::file_size(f, ec);
     if (ec) {
       out.problems.push_back({f.string(), 0, "cannot read: " + ec.message()});

@@ -7,9 +7,11 @@
 //   .c .cc .cpp .cxx .h .hh .hpp .py .js .mjs .cjs    code (one definition per chunk)
 //   .jsonl                  BEIR corpus records {"_id","title","text"}, one document each
 // A file whose name contains "faq" (any case) is chunked as FAQ. Document ids are the path
-// relative to the ingested root (BEIR: the record's _id).
+// relative to the ingested directory, or the file name when a single file is ingested (BEIR:
+// the record's _id); an id that breaks the rule of graph/document_id.h (a control character
+// or invalid UTF-8 in a file name, a 600-byte _id) skips its file or record as a problem.
 // Problems (unreadable file, unsupported extension, invalid JSONL line with its line number,
-// empty document) are collected, never thrown, and the rest still loads. Files over
+// invalid id, empty document) are collected, never thrown, and the rest still loads. Files over
 // `max_file_bytes` are reported and skipped (bounded memory).
 #pragma once
 

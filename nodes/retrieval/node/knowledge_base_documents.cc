@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "graph/document_id.h"
 #include "graph/mutex.h"
 #include "nodes/retrieval/kb/loaders.h"
 
@@ -23,6 +24,8 @@ std::optional<DocumentProblem> to_source_document(const DocumentUpsert& u, Sourc
   auto problem = [](std::string field, std::string message) {
     return DocumentProblem{0, std::move(field), std::move(message)};
   };
+  // The HTTP source refuses bad ids already; checked again here for any other connector.
+  if (auto why = document_id_problem(u.id)) return problem("id", quote_document_id(u.id) + " is not a valid document id: " + *why);
   const std::optional<TextFormat> by_name = format_of_name(u.id);
   TextFormat format = TextFormat::kText;
   bool faq = false;

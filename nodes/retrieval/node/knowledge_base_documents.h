@@ -10,8 +10,8 @@
 //   code  one definition per chunk; `language` c, cpp, python or javascript (empty: from the
 //         id's extension .c .cc .cpp .cxx .h .hh .hpp .py .js .mjs .cjs); title = file name
 // `language` with another kind is refused. An explicit `title` always wins.
-// apply() checks every upsert first (kind, language, text blank after conversion) and changes
-// nothing on the first problem; then KnowledgeBase::update() applies upserts and deletes as one
+// apply() checks every upsert first (the id against graph/document_id.h, kind, language, text
+// blank after conversion) and changes nothing on the first problem; then KnowledgeBase::update() applies upserts and deletes as one
 // version.
 //
 // documents_of(kb) returns one store per KnowledgeBase (while any holder keeps it), so every

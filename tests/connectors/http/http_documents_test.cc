@@ -286,10 +286,49 @@ const std::vector<BadBody> kBadBodies = {
         BadBody{"CodeWithoutLanguage", R"({"documents":[{"id":"b","text":"int f();","kind":"code"}]})",
                 "documents[0].language", "is required for kind 'code'"},
         BadBody{"HtmlWithoutText", "{\"documents\":[{\"id\":\"b.html\",\"text\":\"<p> </p>\"}]}", "documents[0].text",
-                "empty once the HTML is converted"}};
+                "empty once the HTML is converted"},
+        // Ids that break graph/document_id.h, quoted in the message with their escapes.
+        BadBody{"IdWithNul", R"({"documents":[{"id":"a\u0000b","text":"t"}]})", "documents[0].id",
+                R"('documents[0].id' "a\u0000b" is not a valid document id: it contains the control character U+0000 at byte 1)"},
+        BadBody{"IdWithEscapeSequence", R"({"documents":[{"id":"\u001b[2Jx","text":"t"}]})", "documents[0].id",
+                R"("\u001B[2Jx" is not a valid document id: it contains the control character U+001B at byte 0)"},
+        BadBody{"IdWithDel", R"({"documents":[{"id":"x\u007f","text":"t"}]})", "documents[0].id", "U+007F at byte 1"},
+        BadBody{"IdWithC1Control", R"({"documents":[{"id":"x\u0085","text":"t"}]})", "documents[0].id", "U+0085 at byte 1"},
+        BadBody{"IdOver512Bytes", R"({"documents":[{"id":")" + std::string(513, 'x') + R"(","text":"t"}]})",
+                "documents[0].id", "it is 513 bytes, over the limit of 512"},
+        BadBody{"IdAbsolute", R"({"documents":[{"id":"/etc/passwd","text":"t"}]})", "documents[0].id",
+                R"("/etc/passwd" is not a valid document id: it starts with '/')"},
+        BadBody{"IdWithDotDot", R"({"documents":[{"id":"../../etc/passwd","text":"t"}]})", "documents[0].id",
+                "'..' path segment"},
+        BadBody{"IdWithDotSegment", R"({"documents":[{"id":"a/./b.md","text":"t"}]})", "documents[0].id",
+                "'.' path segment"},
+        // The first document would be fine: nothing of the request is applied.
+        BadBody{"SecondIdBad", R"({"documents":[)" + kGood + R"(,{"id":"a/../b","text":"t"}]})", "documents[1].id",
+                R"('documents[1].id' "a/../b" is not a valid document id)"},
+        BadBody{"DeletedIdBad", R"({"delete":["otters.md","../otters.md"]})", "delete[1]",
+                R"('delete[1]' "../otters.md" is not a valid document id)"},
+        BadBody{"DeletedIdWithNul", R"({"delete":["otters.md\u0000"]})", "delete[0]", "U+0000 at byte 9"}};
 
 INSTANTIATE_TEST_SUITE_P(All, HttpDocumentsBadInput, ::testing::ValuesIn(kBadBodies),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// A 500 KB id: refused with code invalid_document_id, the message quoting only its start, and
+// nothing stored. Before the rule it was stored and echoed back in every answer citing it.
+TEST(HttpDocuments, HugeIdIsRefusedAndQuotedShort) {
+  Served s;
+  ASSERT_EQ(s.post("/v1/documents", three_documents().dump()).status, 200);
+  const std::uint64_t version = s.pipeline->document_stores().front()->version();
+  auto r = s.post("/v1/documents", json{{"documents", {doc(std::string(500 << 10, 'x') + ".md", "huge id")}}}.dump());
+  ASSERT_EQ(r.status, 400) << r.body.substr(0, 300);
+  EXPECT_LT(r.body.size(), 1024u);
+  json e = json::parse(r.body)["error"];
+  EXPECT_EQ(e["code"], "invalid_document_id");
+  EXPECT_EQ(e["param"], "documents[0].id");
+  EXPECT_NE(e["message"].get<std::string>().find("...\" (512003 bytes) is not a valid document id: it is 512003 bytes"),
+            std::string::npos)
+      << e.dump();
+  EXPECT_EQ(s.pipeline->document_stores().front()->version(), version);
+}
 
 TEST(HttpDocuments, TooLargeBodyIs413BeforeItIsRead) {
   Served s;

@@ -67,6 +67,19 @@ TEST(KnowledgeBaseDocuments, RefusalsNameTheField) {
   EXPECT_EQ(p->field, "text");
 }
 
+// The HTTP source refuses bad ids first; the store refuses them too, for any other connector.
+TEST(KnowledgeBaseDocuments, BadIdsAreRefusedByTheStore) {
+  auto p = refused({"../x.md", "", "t", "", ""});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->field, "id");
+  EXPECT_EQ(p->message, "\"../x.md\" is not a valid document id: it has a '..' path segment, which steps out of the "
+                        "directory it is relative to");
+  p = refused({std::string("a\0b", 3), "", "t", "", ""});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->field, "id");
+  EXPECT_NE(p->message.find("\"a\\u0000b\""), std::string::npos) << p->message;
+}
+
 TEST(KnowledgeBaseDocuments, ApplyIsAllOrNothing) {
   KnowledgeBaseOptions o;
   o.lsa.dimensions = 8;

@@ -45,6 +45,35 @@ TEST(Loaders, BadInputIsReportedWithPlaceAndSkipped) {
   EXPECT_EQ(s.problems[4].message, "unsupported file type '.png'");
 }
 
+// File names and JSONL _ids become document ids: one that breaks graph/document_id.h skips its
+// file or record, reported with the name quoted (it may hold the very control character).
+TEST(Loaders, InvalidIdsAreSkippedNamingTheFileOrRecord) {
+  LoadedSource s;
+  load_text("ok.txt", "fine", s);
+  load_text("bad\nname.txt", "text", s);
+  load_text("\xFF.md", "text", s);
+  load_text("c.jsonl",
+            "{\"_id\":\"" + std::string(600, 'x') + "\",\"text\":\"t\"}\n"
+            "{\"_id\":\"../up\",\"text\":\"t\"}\n"
+            "{\"_id\":\"ok\",\"text\":\"t\"}\n",
+            s);
+  ASSERT_EQ(s.documents.size(), 2u);
+  EXPECT_EQ(s.documents[0].id, "ok.txt");
+  EXPECT_EQ(s.documents[1].id, "ok");
+  ASSERT_EQ(s.problems.size(), 4u);
+  EXPECT_EQ(s.problems[0].to_string(),
+            "\"bad\\u000Aname.txt\": the file name is not a valid document id: it contains the control character "
+            "U+000A at byte 3");
+  EXPECT_EQ(s.problems[1].to_string(),
+            "\"\\xFF.md\": the file name is not a valid document id: it is not valid UTF-8 (byte 0xFF at offset 0)");
+  EXPECT_EQ(s.problems[2].file, "c.jsonl");
+  EXPECT_EQ(s.problems[2].line, 1u);
+  EXPECT_NE(s.problems[2].message.find("it is 600 bytes, over the limit of 512"), std::string::npos) << s.problems[2].message;
+  EXPECT_EQ(s.problems[3].to_string(),
+            "c.jsonl:2: \"_id\" \"../up\" is not a valid document id: it has a '..' path segment, which steps out of "
+            "the directory it is relative to");
+}
+
 TEST(Loaders, DirectoryWalkAndUnreadableFile) {
   const auto dir = std::filesystem::temp_directory_path() / "sluice-loaders-test";
   std::filesystem::remove_all(dir);
@@ -57,6 +86,10 @@ TEST(Loaders, DirectoryWalkAndUnreadableFile) {
   ASSERT_EQ(s.documents.size(), 2u);
   EXPECT_EQ(s.documents[0].id, "a.txt");
   EXPECT_EQ(s.documents[1].id, "sub/b.md");
+  // A single file's id is its name, not the path it was given (an absolute path is no valid id).
+  const auto single = load_path((dir / "sub" / "b.md").string());
+  ASSERT_EQ(single.documents.size(), 1u);
+  EXPECT_EQ(single.documents[0].id, "b.md");
   const auto missing = load_path((dir / "nope.txt").string());
   ASSERT_EQ(missing.problems.size(), 1u);
   EXPECT_NE(missing.problems[0].message.find("cannot read"), std::string::npos);

@@ -1,0 +1,635 @@
+#include "connectors/kafka/job_codec.h"
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/document_id.h"
+#include "sluice/jobs.pb.h"
+
+namespace sluice::kafka {
+namespace {
+
+using nlohmann::json;
+// Outputs keep their fields in the documented order (custom_id, method, url, body, ...).
+// Inputs are parsed into `json` (sorted std::map): ordered_json's linear key lookup would make
+// parsing an object of n keys cost n^2, a lever for a hostile record.
+using ordered = nlohmann::ordered_json;
+namespace pb = sluice::jobs::v1;
+
+// A body may nest as deep as the HTTP source allows one (64 levels, connectors/http/
+// json_body.cc), plus the line around it. Bounded because dump() recurses.
+constexpr int kMaxLineDepth = 65;
+constexpr int kMaxBodyDepth = 64;
+// Messages quote parser output, which may hold a long token; cut them here.
+constexpr std::size_t kMaxMessageBytes = 600;
+
+constexpr std::string_view kEndpointList = "/v1/chat/completions, /v1/completions, /v1/embeddings, /v1/retrieve";
+
+// ---- UTF-8, base64 ------------------------------------------------------------------------
+
+// The length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629 table 3-7: the
+// second byte's range depends on the first, which excludes overlong forms, surrogates and
+// code points past U+10FFFF); 0 when the bytes there are not one.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  std::size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (s.size() - i < n) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
+  }
+  return n;
+}
+
+// `s` with each byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD, so
+// that JSON can carry it and protobuf string fields accept it.
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  std::size_t run = 0;  // start of the well-formed bytes not yet copied
+  for (std::size_t i = 0; i < s.size();) {
+    if (std::size_t n = utf8_sequence(s, i)) {
+      i += n;
+      continue;
+    }
+    out.append(s.substr(run, i - run));
+    out += "\xEF\xBF\xBD";
+    run = ++i;
+  }
+  out.append(s.substr(run));
+  return out;
+}
+
+// `s` (valid UTF-8) cut to at most kMaxMessageBytes on a character boundary.
+std::string shorten(std::string s) {
+  if (s.size() <= kMaxMessageBytes) return s;
+  std::size_t cut = kMaxMessageBytes - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  s.resize(cut);
+  return s + "...";
+}
+
+std::string base64(std::string_view bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16 | static_cast<unsigned char>(bytes[i + 1]) << 8 |
+                            static_cast<unsigned char>(bytes[i + 2]);
+    out += kAlphabet[v >> 18 & 63];
+    out += kAlphabet[v >> 12 & 63];
+    out += kAlphabet[v >> 6 & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (const std::size_t rest = bytes.size() - i) {
+    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (rest == 2) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += kAlphabet[v >> 18 & 63];
+    out += kAlphabet[v >> 12 & 63];
+    out += rest == 2 ? kAlphabet[v >> 6 & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+// ---- reading JSON -------------------------------------------------------------------------
+
+bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string_view json_type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a number";
+    default: return "an unsupported value";
+  }
+}
+
+// Drops nlohmann's "[json.exception.parse_error.101] " prefix.
+std::string strip_exception_id(std::string what) {
+  if (what.rfind("[json.exception.", 0) == 0) {
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+  }
+  return what;
+}
+
+// Follows the parser's events to name the value being read ("body.messages[0].content"), so
+// that a number the parser cannot hold (1e400) is reported with its field. Bounded by the
+// depth check.
+class JsonPath {
+ public:
+  explicit JsonPath(std::string prefix) : prefix_(std::move(prefix)) {}
+
+  void on_event(json::parse_event_t event, const json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: frames_.push_back({false, {}, 0}); break;
+      case json::parse_event_t::array_start: frames_.push_back({true, {}, 0}); break;
+      case json::parse_event_t::key:
+        if (!frames_.empty() && parsed.is_string()) frames_.back().key = parsed.get_ref<const std::string&>();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        finished_value();
+        break;
+      case json::parse_event_t::value: finished_value(); break;
+    }
+  }
+
+  std::string current() const {
+    std::string out = prefix_;
+    for (const Frame& f : frames_) {
+      if (f.array) {
+        out += "[" + std::to_string(f.index) + "]";
+      } else {
+        if (!out.empty()) out += '.';
+        out += f.key;
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    std::string key;
+    std::size_t index;
+  };
+  void finished_value() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::string prefix_;
+  std::vector<Frame> frames_;
+};
+
+// Where `text` nests deeper than `limit`, the byte offset; nullopt when it does not.
+std::optional<std::size_t> too_deep(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+// Parses `text` into *out; on failure, why, as a sentence about `what` ("the record", "'body'")
+// naming the field of an out-of-range number relative to `path` ("body"). Never throws: the
+// common case parses without exceptions, a failure is parsed again to be explained (unless
+// `explain` is false: then the reason is "").
+std::optional<std::string> parse_json(std::string_view text, int max_depth, std::string_view what,
+                                      std::string path, json* out, bool explain = true) {
+  if (auto at = too_deep(text, max_depth)) {
+    return std::string(what) + " nests deeper than " + std::to_string(max_depth) + " levels (at byte " +
+           std::to_string(*at) + ")";
+  }
+  *out = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (!out->is_discarded()) return std::nullopt;
+  if (!explain) return std::string();
+  JsonPath tracker(std::move(path));
+  try {
+    const json ignored = json::parse(text.begin(), text.end(), [&tracker](int, json::parse_event_t event, json& parsed) {
+      tracker.on_event(event, parsed);
+      return true;
+    });
+  } catch (const json::out_of_range& e) {
+    // nlohmann's only out_of_range while parsing: "number overflow parsing '1e400'" (406).
+    const std::string field = tracker.current();
+    return (field.empty() ? std::string(what) + " holds a number out of range"
+                          : "'" + field + "' is out of range") + ": " + strip_exception_id(e.what());
+  } catch (const json::exception& e) {
+    return std::string(what) + " is not valid JSON: " + strip_exception_id(e.what());
+  }
+  return std::string(what) + " is not valid JSON";
+}
+
+// The member `key` of `object`; nullptr when absent or null (null means "not given", as in
+// the OpenAI output lines' "custom_id": null).
+const json* member(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string wrong_type(const std::string& field, std::string_view expected, const json& got) {
+  return "'" + field + "' must be " + std::string(expected) + ", got " + std::string(json_type_name(got));
+}
+
+std::optional<std::string> read_string(const json& object, const char* key, const std::string& path,
+                                       std::string* out) {
+  const json* v = member(object, key);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) return wrong_type(path + key, "a string", *v);
+  *out = v->get<std::string>();
+  return std::nullopt;
+}
+
+// An integer in [min, max]; absent leaves *out alone.
+template <class Int>
+std::optional<std::string> read_integer(const json& object, const char* key, const std::string& path, Int* out) {
+  const json* v = member(object, key);
+  if (!v) return std::nullopt;
+  const std::string field = path + key;
+  if (!v->is_number_integer()) return wrong_type(field, "an integer", *v);
+  constexpr auto lo = std::numeric_limits<Int>::min();
+  constexpr auto hi = std::numeric_limits<Int>::max();
+  if (v->is_number_unsigned()) {
+    const auto u = v->get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(hi)) return "'" + field + "' " + std::to_string(u) + " is over the maximum of " + std::to_string(hi);
+    *out = static_cast<Int>(u);
+  } else {
+    const auto s = v->get<std::int64_t>();
+    if (s < static_cast<std::int64_t>(lo)) {
+      return lo == 0 ? "'" + field + "' must not be negative, got " + std::to_string(s)
+                     : "'" + field + "' " + std::to_string(s) + " is under the minimum of " + std::to_string(lo);
+    }
+    if (s > 0 && static_cast<std::uint64_t>(s) > static_cast<std::uint64_t>(hi)) {
+      return "'" + field + "' " + std::to_string(s) + " is over the maximum of " + std::to_string(hi);
+    }
+    *out = static_cast<Int>(s);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> read_error(const json& v, const std::string& path, JobError* out) {
+  if (!v.is_object()) return wrong_type(path, "an object", v);
+  const std::string p = path + ".";
+  if (auto e = read_string(v, "code", p, &out->code)) return e;
+  if (auto e = read_string(v, "message", p, &out->message)) return e;
+  if (auto e = read_integer(v, "status", p, &out->status)) return e;
+  if (auto e = read_integer(v, "attempt", p, &out->attempt)) return e;
+  if (auto e = read_integer(v, "at", p, &out->at_unix_ms)) return e;
+  return std::nullopt;
+}
+
+// "x_sluice": Sluice's fields of a retry record; unknown members are ignored (newer writers).
+std::optional<std::string> read_x_sluice(const json& x, Job* job, std::optional<std::string>* id) {
+  if (!x.is_object()) return wrong_type("x_sluice", "an object", x);
+  const std::string p = "x_sluice.";
+  if (const json* v = member(x, "id")) {
+    if (!v->is_string()) return wrong_type("x_sluice.id", "a string", *v);
+    *id = v->get<std::string>();
+  }
+  if (auto e = read_string(x, "priority", p, &job->priority)) return e;
+  if (auto e = read_integer(x, "attempt", p, &job->attempt)) return e;
+  if (auto e = read_integer(x, "not_before", p, &job->not_before_unix_ms)) return e;
+  if (auto e = read_integer(x, "deadline", p, &job->deadline_unix_ms)) return e;
+  if (auto e = read_string(x, "traceparent", p, &job->traceparent)) return e;
+  if (const json* errors = member(x, "errors")) {
+    if (!errors->is_array()) return wrong_type("x_sluice.errors", "an array", *errors);
+    for (std::size_t i = 0; i < errors->size(); ++i) {
+      JobError err;
+      if (auto e = read_error((*errors)[i], "x_sluice.errors[" + std::to_string(i) + "]", &err)) return e;
+      job->errors.push_back(std::move(err));
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- writing JSON -------------------------------------------------------------------------
+
+// A JSON string of `s`, invalid UTF-8 replaced.
+ordered text(std::string_view s) { return ordered(valid_utf8(s)); }
+
+// `serialized` embedded as JSON when it parses (within the depth bound), else as a string, so
+// the output is valid JSON whatever the bytes.
+ordered embedded(std::string_view serialized) {
+  json parsed;
+  if (!parse_json(serialized, kMaxBodyDepth, "", "", &parsed, /*explain=*/false)) return ordered(parsed);
+  return text(serialized);
+}
+
+ordered error_json(const JobError& e) {
+  return ordered{{"code", text(e.code)}, {"message", text(e.message)}, {"status", e.status},
+                 {"attempt", e.attempt}, {"at", e.at_unix_ms}};
+}
+
+ordered errors_json(const std::vector<JobError>& errors) {
+  ordered out = ordered::array();
+  for (const JobError& e : errors) out.push_back(error_json(e));
+  return out;
+}
+
+// Compact, and never throwing: strings were made valid UTF-8, and `replace` guards the rest.
+std::string dump(const ordered& j) { return j.dump(-1, ' ', false, ordered::error_handler_t::replace); }
+
+// ---- protobuf -----------------------------------------------------------------------------
+
+pb::Endpoint to_proto(JobEndpoint e) {
+  switch (e) {
+    case JobEndpoint::kChatCompletions: return pb::CHAT_COMPLETIONS;
+    case JobEndpoint::kCompletions: return pb::COMPLETIONS;
+    case JobEndpoint::kEmbeddings: return pb::EMBEDDINGS;
+    case JobEndpoint::kRetrieve: return pb::RETRIEVE;
+  }
+  return pb::ENDPOINT_UNSPECIFIED;
+}
+
+void to_proto(const JobError& e, pb::JobError* out) {
+  out->set_code(valid_utf8(e.code));
+  out->set_message(valid_utf8(e.message));
+  out->set_status(e.status);
+  out->set_attempt(e.attempt);
+  out->set_at_unix_ms(e.at_unix_ms);
+}
+
+void to_proto(const Job& job, pb::Job* out) {
+  out->set_endpoint(to_proto(job.endpoint));
+  out->set_id(valid_utf8(job.id));
+  out->set_custom_id(valid_utf8(job.custom_id));
+  out->set_body(valid_utf8(job.body));
+  out->set_priority(valid_utf8(job.priority));
+  out->set_attempt(job.attempt);
+  out->set_not_before_unix_ms(job.not_before_unix_ms);
+  out->set_deadline_unix_ms(job.deadline_unix_ms);
+  out->set_traceparent(valid_utf8(job.traceparent));
+  for (const JobError& e : job.errors) to_proto(e, out->add_errors());
+}
+
+// ---- decoding -----------------------------------------------------------------------------
+
+DecodeFailure failure(std::string code, std::string message, JobEncoding encoding) {
+  return DecodeFailure{std::move(code), shorten(valid_utf8(message)), encoding};
+}
+
+// Sets job->id: custom_id, else `carried` (x_sluice.id or Job.id: the id a retry record keeps
+// from the record it retries), else the key, else topic-partition-offset. Checked by the
+// document id rule (graph/document_id.h): at most 512 bytes of UTF-8 without control
+// characters, as it is echoed in results and logs.
+std::optional<DecodeFailure> assign_id(Job* job, const std::optional<std::string>& carried, std::string_view carried_name,
+                                       const RecordRef& where) {
+  std::string from;
+  if (!job->custom_id.empty()) {
+    job->id = job->custom_id;
+    from = "'custom_id'";
+  } else if (carried) {
+    job->id = *carried;
+    from = "'" + std::string(carried_name) + "'";
+  } else if (!where.key.empty()) {
+    job->id = std::string(where.key);
+    from = "the record key";
+  } else {
+    job->id = std::string(where.topic) + "-" + std::to_string(where.partition) + "-" + std::to_string(where.offset);
+    from = "the id made of the record's topic, partition and offset";
+  }
+  if (auto why = document_id_problem(job->id)) {
+    return failure("invalid_id", from + " " + quote_document_id(job->id) + " is not a valid job id: " + *why, job->encoding);
+  }
+  return std::nullopt;
+}
+
+DecodedJob decode_json_line(std::string_view payload, const RecordRef& where) {
+  constexpr JobEncoding kJson = JobEncoding::kJson;
+  json line;
+  if (auto problem = parse_json(payload, kMaxLineDepth, "the record", "", &line)) {
+    return failure("invalid_json", *problem, kJson);
+  }
+  if (!line.is_object()) {
+    return failure("invalid_job", "a JSON job record must be one object (an OpenAI Batch input line), got " +
+                                      std::string(json_type_name(line)), kJson);
+  }
+  Job job;
+  job.encoding = kJson;
+  bool has_custom_id = false;
+  if (const json* v = member(line, "custom_id")) {
+    if (!v->is_string()) return failure("invalid_job", wrong_type("custom_id", "a string", *v), kJson);
+    job.custom_id = v->get<std::string>();
+    has_custom_id = true;
+  }
+  if (const json* v = member(line, "method")) {
+    if (!v->is_string()) return failure("invalid_job", wrong_type("method", "a string", *v), kJson);
+    if (v->get_ref<const std::string&>() != "POST") {
+      return failure("invalid_method", "'method' " + quote_document_id(v->get_ref<const std::string&>()) +
+                                           " is not POST, the only method of a batch line", kJson);
+    }
+  }
+  const json* url = member(line, "url");
+  if (!url) return failure("invalid_job", "'url' is missing: a job line is an OpenAI Batch input line {custom_id, method, url, body}", kJson);
+  if (!url->is_string()) return failure("invalid_job", wrong_type("url", "a string", *url), kJson);
+  const std::string& u = url->get_ref<const std::string&>();
+  if (u == endpoint_url(JobEndpoint::kChatCompletions)) job.endpoint = JobEndpoint::kChatCompletions;
+  else if (u == endpoint_url(JobEndpoint::kCompletions)) job.endpoint = JobEndpoint::kCompletions;
+  else if (u == endpoint_url(JobEndpoint::kEmbeddings)) job.endpoint = JobEndpoint::kEmbeddings;
+  else if (u == endpoint_url(JobEndpoint::kRetrieve)) job.endpoint = JobEndpoint::kRetrieve;
+  else return failure("unknown_endpoint", "'url' " + quote_document_id(u) + " is not one of " + std::string(kEndpointList), kJson);
+  const json* body = member(line, "body");
+  if (!body) return failure("invalid_job", "'body' is missing: the endpoint's request body, a JSON object", kJson);
+  if (!body->is_object()) return failure("invalid_job", wrong_type("body", "a JSON object", *body), kJson);
+  job.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
+  std::optional<std::string> carried_id;
+  if (const json* x = member(line, "x_sluice")) {
+    if (auto problem = read_x_sluice(*x, &job, &carried_id)) return failure("invalid_job", *problem, kJson);
+  }
+  // An explicit custom_id is checked even when empty ("it is empty").
+  if (has_custom_id && job.custom_id.empty()) {
+    return failure("invalid_id", "'custom_id' \"\" is not a valid job id: it is empty", kJson);
+  }
+  if (auto bad = assign_id(&job, carried_id, "x_sluice.id", where)) return *bad;
+  return job;
+}
+
+DecodedJob decode_proto_job(std::string_view payload, const RecordRef& where) {
+  constexpr JobEncoding kProto = JobEncoding::kProto;
+  pb::Job m;
+  if (payload.size() > static_cast<std::size_t>(INT_MAX) || !m.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+    return failure("invalid_job", "the record is neither a JSON object (its first byte other than whitespace is not '{') "
+                                  "nor a serialized sluice.jobs.v1.Job (the protobuf does not parse)", kProto);
+  }
+  // Stray bytes can parse as a message of unknown fields only.
+  if (m.endpoint() == pb::ENDPOINT_UNSPECIFIED && m.body().empty()) {
+    return failure("invalid_job", "the record is not a JSON object, and read as a sluice.jobs.v1.Job it has neither "
+                                  "'endpoint' nor 'body'", kProto);
+  }
+  Job job;
+  job.encoding = kProto;
+  switch (m.endpoint()) {
+    case pb::CHAT_COMPLETIONS: job.endpoint = JobEndpoint::kChatCompletions; break;
+    case pb::COMPLETIONS: job.endpoint = JobEndpoint::kCompletions; break;
+    case pb::EMBEDDINGS: job.endpoint = JobEndpoint::kEmbeddings; break;
+    case pb::RETRIEVE: job.endpoint = JobEndpoint::kRetrieve; break;
+    default: {
+      const std::string which = m.endpoint() == pb::ENDPOINT_UNSPECIFIED ? "is ENDPOINT_UNSPECIFIED"
+                                                                          : std::to_string(m.endpoint()) + " is unknown";
+      return failure("unknown_endpoint", "'endpoint' " + which + ": one of CHAT_COMPLETIONS, COMPLETIONS, EMBEDDINGS, RETRIEVE (" +
+                                             std::string(kEndpointList) + ")", kProto);
+    }
+  }
+  if (m.body().empty()) return failure("invalid_job", "'body' is missing: the endpoint's request body, a JSON object", kProto);
+  json body;
+  if (auto problem = parse_json(m.body(), kMaxBodyDepth, "'body'", "body", &body)) return failure("invalid_job", *problem, kProto);
+  if (!body.is_object()) return failure("invalid_job", wrong_type("body", "a JSON object", body), kProto);
+  job.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  job.custom_id = m.custom_id();
+  job.priority = m.priority();
+  job.attempt = m.attempt();
+  job.not_before_unix_ms = m.not_before_unix_ms();
+  job.deadline_unix_ms = m.deadline_unix_ms();
+  job.traceparent = m.traceparent();
+  for (const pb::JobError& e : m.errors()) {
+    job.errors.push_back(JobError{e.code(), e.message(), e.status(), e.attempt(), e.at_unix_ms()});
+  }
+  // proto3 cannot tell an empty id from none: empty is none.
+  const std::optional<std::string> carried = m.id().empty() ? std::nullopt : std::optional<std::string>(m.id());
+  if (auto bad = assign_id(&job, carried, "id", where)) return *bad;
+  return job;
+}
+
+// A payload that is JSON, but not an object, is reported as JSON: a serialized Job never is
+// (a valid one starts with the endpoint's tag, 0x08).
+bool is_json_value(std::string_view payload, std::size_t first) {
+  if (std::string_view("[\"-0123456789tfn").find(payload[first]) == std::string_view::npos) return false;
+  json ignored;
+  return !parse_json(payload, kMaxLineDepth, "", "", &ignored, /*explain=*/false);
+}
+
+}  // namespace
+
+std::string_view endpoint_url(JobEndpoint endpoint) {
+  switch (endpoint) {
+    case JobEndpoint::kChatCompletions: return "/v1/chat/completions";
+    case JobEndpoint::kCompletions: return "/v1/completions";
+    case JobEndpoint::kEmbeddings: return "/v1/embeddings";
+    case JobEndpoint::kRetrieve: return "/v1/retrieve";
+  }
+  return "";
+}
+
+DecodedJob decode_job(std::string_view payload, const RecordRef& where) {
+  std::size_t first = 0;
+  while (first < payload.size() && is_json_space(payload[first])) ++first;
+  if (first == payload.size()) {
+    return failure("invalid_job", payload.empty() ? "the record is empty" : "the record holds only whitespace",
+                   JobEncoding::kProto);
+  }
+  if (payload[first] == '{') return decode_json_line(payload, where);
+  if (is_json_value(payload, first)) return decode_json_line(payload, where);
+  return decode_proto_job(payload, where);
+}
+
+std::string encode_job(const Job& job) {
+  if (job.encoding == JobEncoding::kProto) {
+    pb::Job m;
+    to_proto(job, &m);
+    return m.SerializeAsString();
+  }
+  // The batch line as the user wrote it, plus x_sluice with whatever is not a default.
+  ordered line = ordered::object();
+  if (!job.custom_id.empty()) line["custom_id"] = text(job.custom_id);
+  line["method"] = "POST";
+  line["url"] = endpoint_url(job.endpoint);
+  line["body"] = embedded(job.body);
+  ordered x = ordered::object();
+  // An id from the key or the offset: a retry record lives at another offset, maybe under
+  // another key, and must keep the id.
+  if (job.custom_id.empty() && !job.id.empty()) x["id"] = text(job.id);
+  if (!job.priority.empty()) x["priority"] = text(job.priority);
+  if (job.attempt != 0) x["attempt"] = job.attempt;
+  if (job.not_before_unix_ms != 0) x["not_before"] = job.not_before_unix_ms;
+  if (job.deadline_unix_ms != 0) x["deadline"] = job.deadline_unix_ms;
+  if (!job.traceparent.empty()) x["traceparent"] = text(job.traceparent);
+  if (!job.errors.empty()) x["errors"] = errors_json(job.errors);
+  if (!x.empty()) line["x_sluice"] = std::move(x);
+  return dump(line);
+}
+
+std::string encode_result(const Job& job, const JobOutcome& outcome) {
+  if (job.encoding == JobEncoding::kProto) {
+    pb::JobResult m;
+    m.set_job_id(valid_utf8(job.id));
+    m.set_custom_id(valid_utf8(job.custom_id));
+    m.set_ok(outcome.ok);
+    if (outcome.ok) {
+      m.set_status_code(outcome.status_code);
+      m.set_body(valid_utf8(outcome.body));
+    } else {
+      to_proto(outcome.error, m.mutable_error());
+    }
+    m.set_request_id(valid_utf8(outcome.request_id));
+    m.set_attempts(outcome.attempts);
+    m.set_timings_json(valid_utf8(outcome.timings_json));
+    return m.SerializeAsString();
+  }
+  ordered r = ordered::object();
+  r["id"] = text(job.id);
+  r["custom_id"] = job.custom_id.empty() ? ordered(nullptr) : text(job.custom_id);
+  if (outcome.ok) {
+    r["response"] = ordered{{"status_code", outcome.status_code}, {"request_id", text(outcome.request_id)},
+                            {"body", embedded(outcome.body)}};
+    r["error"] = nullptr;
+  } else {
+    r["response"] = nullptr;
+    r["error"] = ordered{{"code", text(outcome.error.code)}, {"message", text(outcome.error.message)}};
+  }
+  ordered x = ordered{{"attempts", outcome.attempts}};
+  if (!outcome.timings_json.empty()) x["timings"] = embedded(outcome.timings_json);
+  r["x_sluice"] = std::move(x);
+  return dump(r);
+}
+
+std::string encode_dead_letter(const DeadLetterInput& letter) {
+  const Job* job = letter.job;
+  const JobEncoding encoding = job ? job->encoding : letter.encoding;
+  if (encoding == JobEncoding::kProto) {
+    pb::DeadLetter m;
+    if (job) {
+      to_proto(*job, m.mutable_job());
+      for (const JobError& e : job->errors) to_proto(e, m.add_errors());
+    }
+    m.set_original(std::string(letter.original));
+    m.set_source_topic(valid_utf8(letter.source.topic));
+    m.set_source_partition(letter.source.partition);
+    m.set_source_offset(letter.source.offset);
+    to_proto(letter.reason, m.mutable_reason());
+    m.set_attempts(letter.attempts);
+    return m.SerializeAsString();
+  }
+  ordered d = ordered::object();
+  d["id"] = job ? text(job->id) : ordered(nullptr);
+  d["custom_id"] = job && !job->custom_id.empty() ? text(job->custom_id) : ordered(nullptr);
+  d["reason"] = ordered{{"code", text(letter.reason.code)}, {"message", text(letter.reason.message)}};
+  d["attempts"] = letter.attempts;
+  d["errors"] = job ? errors_json(job->errors) : ordered::array();
+  d["source"] = ordered{{"topic", text(letter.source.topic)}, {"partition", letter.source.partition},
+                        {"offset", letter.source.offset}};
+  d["original"] = text(letter.original);
+  d["original_base64"] = base64(letter.original);
+  return dump(d);
+}
+
+}  // namespace sluice::kafka

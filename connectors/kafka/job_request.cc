@@ -1,0 +1,51 @@
+#include "connectors/kafka/job_request.h"
+
+#include <algorithm>
+
+#include "connectors/http/openai_request.h"
+#include "connectors/http/retrieval_api.h"
+
+namespace sluice::kafka {
+namespace {
+
+JobError refusal(const http::ApiError& e) {
+  std::string message = e.message;
+  if (!e.param.empty() && message.find(e.param) == std::string::npos) message += " (body." + e.param + ")";
+  return JobError{e.code.empty() ? "invalid_value" : e.code, "body: " + message, e.status};
+}
+
+}  // namespace
+
+std::optional<JobError> job_request_input(const Job& job, const std::vector<std::string>& models, RequestInput* out) {
+  switch (job.endpoint) {
+    case JobEndpoint::kChatCompletions:
+    case JobEndpoint::kCompletions: {
+      const auto kind = job.endpoint == JobEndpoint::kChatCompletions ? RequestInput::Kind::kChat : RequestInput::Kind::kCompletion;
+      http::OpenAiRequest parsed;
+      if (auto e = http::parse_openai_request(job.body, kind, &parsed)) return refusal(*e);
+      if (!models.empty() && std::find(models.begin(), models.end(), parsed.input.model) == models.end()) {
+        std::string served;
+        for (const auto& m : models) served += (served.empty() ? "" : ", ") + m;
+        return JobError{"model_not_found",
+                        "body.model: the model '" + parsed.input.model + "' does not exist; this worker serves: " + served, 404};
+      }
+      *out = std::move(parsed.input);
+      out->stream = false;
+      return std::nullopt;
+    }
+    case JobEndpoint::kRetrieve: {
+      RequestInput input;
+      input.kind = RequestInput::Kind::kRetrieve;
+      if (auto e = http::parse_retrieve_request(job.body, &input.prompt)) return refusal(*e);
+      *out = std::move(input);
+      return std::nullopt;
+    }
+    case JobEndpoint::kEmbeddings:
+      break;
+  }
+  return JobError{"unsupported_endpoint",
+                  "url /v1/embeddings: this worker has no embedding endpoint yet; send chat, completion or retrieve jobs",
+                  404};
+}
+
+}  // namespace sluice::kafka

@@ -1,0 +1,68 @@
+#include "connectors/kafka/rdkafka_handles.h"
+
+namespace sluice::kafka {
+
+Status make_conf(const std::vector<Property>& properties, KafkaConf* out) {
+  KafkaConf conf(rd_kafka_conf_new());
+  char error[512];
+  for (const auto& [name, value] : properties) {
+    if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
+      return Status::Error(StatusCode::kInvalidArgument, "kafka property '" + name + "=" + value + "': " + error);
+    }
+  }
+  *out = std::move(conf);
+  return Status::Ok();
+}
+
+Status make_handle(rd_kafka_type_t type, KafkaConf conf, KafkaHandle* out) {
+  char error[512];
+  rd_kafka_t* handle = rd_kafka_new(type, conf.get(), error, sizeof error);
+  if (!handle) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         std::string("cannot create the kafka ") + (type == RD_KAFKA_CONSUMER ? "consumer" : "producer") +
+                             ": " + error);
+  }
+  conf.release();  // rd_kafka_new owns it now
+  out->reset(handle);
+  return Status::Ok();
+}
+
+Status parse_properties(const std::vector<std::string>& entries, std::vector<Property>* out) {
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string& e = entries[i];
+    const auto eq = e.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Error(StatusCode::kInvalidArgument,
+                           "properties[" + std::to_string(i) + "] '" + e + "' is not name=value");
+    }
+    out->emplace_back(e.substr(0, eq), e.substr(eq + 1));
+  }
+  return Status::Ok();
+}
+
+Status client_properties(const std::string& bootstrap, const std::string& client_id,
+                         const std::vector<std::string>& entries, std::vector<Property>* out) {
+  std::vector<Property> user;
+  if (Status s = parse_properties(entries, &user); !s.ok()) return s;
+  for (const auto& [k, v] : user) {
+    if (k == "enable.auto.commit" || k == "enable.auto.offset.store" || k == "enable.idempotence" || k == "acks" ||
+        k == "bootstrap.servers" || k == "group.id") {
+      return Status::Error(StatusCode::kInvalidArgument,
+                           "'" + k + "' is set by Sluice (its guarantees depend on it); see docs/kafka.md");
+    }
+  }
+  *out = {{"bootstrap.servers", bootstrap}, {"client.id", client_id}};
+  out->insert(out->end(), user.begin(), user.end());
+  return Status::Ok();
+}
+
+std::vector<Property> producer_properties(std::vector<Property> base) {
+  base.insert(base.end(), {{"enable.idempotence", "true"}, {"acks", "all"}, {"linger.ms", "5"}});
+  return base;
+}
+
+PartitionList copy_list(const rd_kafka_topic_partition_list_t* list) {
+  return PartitionList(rd_kafka_topic_partition_list_copy(list));
+}
+
+}  // namespace sluice::kafka

@@ -1,0 +1,361 @@
+// KafkaSource against librdkafka's mock cluster on loopback TCP: jobs in and results out in both
+// encodings, a poison record among good ones, retries with their delays and dead letters after
+// max_attempts, the in-flight bound under backpressure, two workers of one group splitting the
+// partitions with one stopped mid-run, and a broker going down and coming back. Every test
+// counts: each job's id appears in the results (or the dead letters), none is lost, and
+// duplicates are only ever the same job id.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "connectors/kafka/job_codec.h"
+#include "connectors/kafka/kafka_source.h"
+#include "graph/metrics.h"
+#include "graph/node_registry.h"
+#include "graph/pipeline.h"
+#include "graph/spec_validator.h"
+#include "sluice/jobs.pb.h"
+#include "tests/connectors/kafka/mock_kafka.h"
+
+namespace sluice {
+
+void register_basic_nodes(NodeRegistry& registry);
+void register_admission_nodes(NodeRegistry& registry);
+
+namespace kafka {
+namespace {
+
+using json = nlohmann::json;
+using testing::eventually;
+using testing::MockKafka;
+using testing::Record;
+using std::chrono::milliseconds;
+
+// A pipeline of one kafka source in front of `nodes` (YAML list items) ending in `template`.
+struct Worker {
+  Worker(const MockKafka& kafka, const std::string& source_extra, const std::string& runtime = "",
+         const std::string& template_config = "{text: hello from the job, token_interval: 0s}",
+         bool with_router = false) {
+    register_basic_nodes(registry);
+    register_admission_nodes(registry);
+    std::string yaml = "name: jobs-test\n";
+    if (!runtime.empty()) yaml += "runtime: " + runtime + "\n";
+    yaml += "sources:\n  - name: jobs\n    kind: kafka\n    config: {bootstrap: \"" + kafka.bootstrap() +
+            "\", group: test-group, base_delay: 50ms, max_delay: 400ms" + (source_extra.empty() ? "" : ", " + source_extra) +
+            "}\nnodes:\n";
+    if (with_router) {
+      yaml += "  - {name: admit, kind: priority_router, config: {max_running: 2, classes: [{name: P2, max_queue: 4}]}}\n";
+    }
+    yaml += "  - {name: answer, kind: template, config: " + template_config + "}\nedges:\n";
+    if (with_router) {
+      yaml += "  - {from: jobs, to: admit}\n  - {from: admit, to: answer}\n";
+    } else {
+      yaml += "  - {from: jobs, to: answer}\n";
+    }
+    spec = load_and_validate_text(yaml, "jobs-test.yaml", registry);
+    pipeline = Pipeline::build(spec, registry, {&SteadyClock::instance(), &metrics});
+    pipeline->start();
+    source = std::make_unique<KafkaSource>(spec.pipeline.sources(0).kafka(), "jobs", *pipeline);
+    source->start();
+  }
+  ~Worker() { stop(); }
+  void stop() {
+    if (!source) return;
+    source->stop_accepting();
+    pipeline->drain(5 * kNanosPerSecond);
+    source->stop();
+    source.reset();
+  }
+  NodeRegistry registry;
+  LoadedSpec spec;
+  MetricsRegistry metrics;
+  std::unique_ptr<Pipeline> pipeline;
+  std::unique_ptr<KafkaSource> source;
+};
+
+std::string chat_line(const std::string& custom_id, const std::string& content = "hi") {
+  return json{{"custom_id", custom_id},
+              {"method", "POST"},
+              {"url", "/v1/chat/completions"},
+              {"body", {{"model", "sluice"}, {"messages", {{{"role", "user"}, {"content", content}}}}}}}
+      .dump();
+}
+
+// The results by job id (a job answered twice appears twice).
+std::map<std::string, std::vector<json>> results_by_id(const std::vector<Record>& records) {
+  std::map<std::string, std::vector<json>> out;
+  for (const auto& r : records) {
+    json j = json::parse(r.value);
+    out[j["id"].get<std::string>()].push_back(j);
+  }
+  return out;
+}
+
+// Reads the results topic until `jobs` distinct job ids are there (or a minute passes).
+std::map<std::string, std::vector<json>> all_results(MockKafka& kafka, int jobs) {
+  std::set<std::string> ids;
+  const auto records = kafka.read_until("sluice.results", milliseconds(60000), [&](const std::vector<Record>& r) {
+    if (!r.empty()) ids.insert(json::parse(r.back().value)["id"].get<std::string>());
+    return ids.size() >= static_cast<std::size_t>(jobs);
+  });
+  return results_by_id(records);
+}
+
+TEST(KafkaSource, JsonBatchLinesInResultLinesOut) {
+  MockKafka kafka;
+  kafka.create_job_topics(3);
+  Worker w(kafka, "");
+  constexpr int kJobs = 60;
+  for (int i = 0; i < kJobs; ++i) kafka.produce("sluice.jobs", "", chat_line("req-" + std::to_string(i)));
+  kafka.flush();
+  ASSERT_TRUE(eventually([&] { return w.source->counts().completed >= kJobs; })) << w.source->counts().completed;
+  const auto results = results_by_id(kafka.read("sluice.results", kJobs, milliseconds(10000)));
+  ASSERT_EQ(results.size(), static_cast<std::size_t>(kJobs));
+  for (int i = 0; i < kJobs; ++i) {
+    const std::string id = "req-" + std::to_string(i);
+    ASSERT_EQ(results.count(id), 1u) << id;
+    const json& r = results.at(id).front();
+    EXPECT_EQ(r["custom_id"], id);
+    EXPECT_TRUE(r["error"].is_null());
+    EXPECT_EQ(r["response"]["status_code"], 200);
+    EXPECT_EQ(r["response"]["body"]["object"], "chat.completion");
+    EXPECT_EQ(r["response"]["body"]["choices"][0]["message"]["content"], "hello from the job");
+  }
+  // Everything answered is committed: the group's offsets cover every record.
+  w.stop();
+  std::int64_t committed = 0;
+  for (int p = 0; p < 3; ++p) committed += std::max<std::int64_t>(0, kafka.committed("test-group", "sluice.jobs", p));
+  EXPECT_EQ(committed, kJobs);
+  EXPECT_EQ(kafka.read("sluice.dlq", 1, milliseconds(300)).size(), 0u);
+}
+
+TEST(KafkaSource, ProtobufJobsGetProtobufResults) {
+  MockKafka kafka;
+  kafka.create_job_topics(1);
+  Worker w(kafka, "");
+  for (int i = 0; i < 5; ++i) {
+    Job job;
+    job.custom_id = "pb-" + std::to_string(i);
+    job.endpoint = JobEndpoint::kCompletions;
+    job.body = R"({"model":"sluice","prompt":"once upon a time"})";
+    job.encoding = JobEncoding::kProto;
+    kafka.produce("sluice.jobs", "", encode_job(job));
+  }
+  kafka.flush();
+  ASSERT_TRUE(eventually([&] { return w.source->counts().completed >= 5; }));
+  const auto records = kafka.read("sluice.results", 5, milliseconds(10000));
+  ASSERT_EQ(records.size(), 5u);
+  std::set<std::string> ids;
+  for (const auto& r : records) {
+    sluice::jobs::v1::JobResult result;
+    ASSERT_TRUE(result.ParseFromString(r.value));
+    EXPECT_TRUE(result.ok());
+    EXPECT_EQ(result.status_code(), 200);
+    EXPECT_EQ(json::parse(result.body())["object"], "text_completion");
+    EXPECT_EQ(r.key, result.job_id());
+    ids.insert(result.job_id());
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{"pb-0", "pb-1", "pb-2", "pb-3", "pb-4"}));
+}
+
+TEST(KafkaSource, PoisonRecordsAreDeadLetteredAloneAndTheRestAnswered) {
+  MockKafka kafka;
+  kafka.create_job_topics(1);
+  Worker w(kafka, "");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 10; ++i) lines.push_back(chat_line("ok-" + std::to_string(i)));
+  lines[3] = "{this is not json";
+  lines[5] = R"({"custom_id":"bad-url","method":"POST","url":"/v2/nope","body":{}})";
+  lines[7] = R"({"custom_id":"bad-body","method":"POST","url":"/v1/chat/completions","body":{"model":"sluice","temperature":1e400,"messages":[]}})";
+  for (const auto& l : lines) kafka.produce("sluice.jobs", "", l, 0);
+  kafka.flush();
+  ASSERT_TRUE(eventually([&] {
+    auto c = w.source->counts();
+    return c.completed + c.dead_lettered >= 10;
+  }));
+  const auto c = w.source->counts();
+  EXPECT_EQ(c.completed, 7u);
+  EXPECT_EQ(c.dead_lettered, 3u);
+  const auto dead = kafka.read("sluice.dlq", 3, milliseconds(10000));
+  ASSERT_EQ(dead.size(), 3u);
+  std::map<std::string, json> by_id;
+  for (const auto& d : dead) {
+    json j = json::parse(d.value);
+    // An undecodable record has no job (id null); it is known by where it came from.
+    const std::string id = "sluice.jobs-0-" + std::to_string(j["source"]["offset"].get<int>());
+    by_id[id] = j;
+  }
+  ASSERT_TRUE(by_id.count("sluice.jobs-0-3")) << dead[0].value;
+  EXPECT_EQ(by_id["sluice.jobs-0-3"]["original"], "{this is not json");
+  EXPECT_EQ(by_id["sluice.jobs-0-3"]["reason"]["code"], "invalid_json");
+  EXPECT_EQ(by_id["sluice.jobs-0-5"]["reason"]["code"], "unknown_endpoint");
+  ASSERT_TRUE(by_id.count("sluice.jobs-0-7"));
+  EXPECT_NE(by_id["sluice.jobs-0-7"]["reason"]["message"].get<std::string>().find("temperature"), std::string::npos)
+      << by_id["sluice.jobs-0-7"].dump();
+  // The results topic has one line per job: seven answers, three errors.
+  const auto results = results_by_id(kafka.read("sluice.results", 10, milliseconds(10000)));
+  EXPECT_EQ(results.size(), 10u);
+  EXPECT_TRUE(results.at("sluice.jobs-0-5").front()["response"].is_null());
+  EXPECT_EQ(results.at("sluice.jobs-0-5").front()["error"]["code"], "unknown_endpoint");
+  // Nothing blocked the partition: its offset is committed past all ten.
+  w.stop();
+  EXPECT_EQ(kafka.committed("test-group", "sluice.jobs", 0), 10);
+}
+
+// Every attempt runs past the pipeline's 30 ms default deadline (ten words 10 ms apart): each
+// is retried through sluice.retry with a growing delay, then dead-lettered with every error.
+TEST(KafkaSource, TimedOutJobsAreRetriedWithBackoffThenDeadLettered) {
+  MockKafka kafka;
+  kafka.create_job_topics(1);
+  Worker w(kafka, "max_attempts: 3", "{default_deadline: 30ms}",
+           "{text: one two three four five six seven eight nine ten, token_interval: 10ms}");
+  kafka.produce("sluice.jobs", "", chat_line("slow"));
+  kafka.flush();
+  ASSERT_TRUE(eventually([&] { return w.source->counts().dead_lettered >= 1; }));
+  const auto c = w.source->counts();
+  EXPECT_EQ(c.retried, 2u);
+  EXPECT_EQ(c.completed, 0u);
+  const auto dead = kafka.read("sluice.dlq", 1, milliseconds(10000));
+  ASSERT_EQ(dead.size(), 1u);
+  json d = json::parse(dead[0].value);
+  EXPECT_EQ(d["id"], "slow");
+  EXPECT_EQ(d["attempts"], 3);
+  ASSERT_EQ(d["errors"].size(), 3u) << d.dump();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(d["errors"][i]["code"], "deadline_exceeded") << d.dump();
+    EXPECT_EQ(d["errors"][i]["attempt"], i + 1);
+  }
+  // base_delay 50 ms: attempt 2 waits 25-50 ms, attempt 3 50-100 ms (jitter [0.5, 1]), plus the
+  // 30 ms attempt, the retry record's round trip through the broker (a fetch waits up to 100 ms)
+  // and at most a poll slice (100 ms) late.
+  const std::int64_t gap1 = d["errors"][1]["at"].get<std::int64_t>() - d["errors"][0]["at"].get<std::int64_t>();
+  const std::int64_t gap2 = d["errors"][2]["at"].get<std::int64_t>() - d["errors"][1]["at"].get<std::int64_t>();
+  EXPECT_GE(gap1, 25 + 25);
+  EXPECT_LE(gap1, 50 + 30 + 300);
+  EXPECT_GE(gap2, 50 + 25);
+  EXPECT_LE(gap2, 100 + 30 + 300);
+  const auto retries = kafka.read("sluice.retry", 2, milliseconds(10000));
+  EXPECT_EQ(retries.size(), 2u);
+}
+
+// A priority router of 2 running and 4 queued in front of a slow template: the source is
+// refused at intake most of the time. It pauses instead of buffering: in flight never exceeds
+// max_in_flight, and every job is answered once the backlog drains.
+TEST(KafkaSource, BackpressurePausesAndTheInFlightBoundHolds) {
+  MockKafka kafka;
+  kafka.create_job_topics(2);
+  Worker w(kafka, "max_in_flight: 8", "", "{text: a b c, token_interval: 5ms}", /*with_router=*/true);
+  constexpr int kJobs = 80;
+  for (int i = 0; i < kJobs; ++i) kafka.produce("sluice.jobs", "", chat_line("bp-" + std::to_string(i)));
+  kafka.flush();
+  ASSERT_TRUE(eventually([&] { return w.source->counts().completed >= kJobs; }, milliseconds(60000)))
+      << w.source->counts().completed;
+  const auto c = w.source->counts();
+  EXPECT_LE(c.in_flight_peak, 8u);
+  EXPECT_GT(c.intake_refusals, 0u) << "the router never refused: the test did not exercise backpressure";
+  const auto results = results_by_id(kafka.read("sluice.results", kJobs, milliseconds(10000)));
+  EXPECT_EQ(results.size(), static_cast<std::size_t>(kJobs));
+}
+
+// Two workers in one group split four partitions; the first stops mid-run (its partitions move
+// to the second). Zero jobs are lost; any job answered twice is recognisable by its id.
+TEST(KafkaSource, TwoWorkersSplitTheGroupAndOneLeavingLosesNothing) {
+  MockKafka kafka;
+  kafka.create_job_topics(4);
+  auto a = std::make_unique<Worker>(kafka, "", "", "{text: x y, token_interval: 2ms}");
+  Worker b(kafka, "", "", "{text: x y, token_interval: 2ms}");
+  constexpr int kJobs = 400;
+  // Both own partitions before anything is produced: a group's rebalance on a loaded machine
+  // (ASan, tests in parallel) can take longer than the first half of the jobs.
+  ASSERT_TRUE(eventually([&] { return a->source->counts().assigned_partitions > 0 && b.source->counts().assigned_partitions > 0; },
+                         milliseconds(60000)))
+      << "assigned partitions: " << a->source->counts().assigned_partitions << " / " << b.source->counts().assigned_partitions;
+  for (int i = 0; i < kJobs / 2; ++i) kafka.produce("sluice.jobs", "k" + std::to_string(i), chat_line("g-" + std::to_string(i)));
+  kafka.flush();
+  ASSERT_TRUE(eventually([&] { return a->source->counts().completed > 0 && b.source->counts().completed > 0; }))
+      << "both workers should get partitions: " << a->source->counts().completed << " / " << b.source->counts().completed;
+  const auto t_stop = std::chrono::steady_clock::now();
+  a->stop();
+  std::printf("a stopped in %.2f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_stop).count());
+  for (int i = kJobs / 2; i < kJobs; ++i) kafka.produce("sluice.jobs", "k" + std::to_string(i), chat_line("g-" + std::to_string(i)));
+  kafka.flush();
+  const auto results = all_results(kafka, kJobs);
+  std::printf("all answered %.2f s after the stop\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_stop).count());
+  ASSERT_EQ(results.size(), static_cast<std::size_t>(kJobs));
+  std::size_t duplicates = 0;
+  for (int i = 0; i < kJobs; ++i) {
+    const std::string id = "g-" + std::to_string(i);
+    ASSERT_TRUE(results.count(id)) << id << " was lost";
+    duplicates += results.at(id).size() - 1;
+  }
+  std::printf("two workers: %d jobs, %zu results, %zu duplicates (same id)\n", kJobs, results.size(), duplicates);
+}
+
+// The broker goes down mid-run and comes back: productions wait or are produced again, the
+// consumer reconnects, and every job is answered.
+TEST(KafkaSource, BrokerDownAndBackLosesNothing) {
+  MockKafka kafka;
+  kafka.create_job_topics(2);
+  Worker w(kafka, "", "", "{text: x, token_interval: 1ms}");
+  constexpr int kJobs = 100;
+  for (int i = 0; i < kJobs / 2; ++i) kafka.produce("sluice.jobs", "", chat_line("f-" + std::to_string(i)));
+  kafka.flush();
+  ASSERT_TRUE(eventually([&] { return w.source->counts().completed > 0; }));
+  rd_kafka_mock_broker_set_down(kafka.cluster(), 1);
+  std::this_thread::sleep_for(milliseconds(1500));
+  rd_kafka_mock_broker_set_up(kafka.cluster(), 1);
+  for (int i = kJobs / 2; i < kJobs; ++i) kafka.produce("sluice.jobs", "", chat_line("f-" + std::to_string(i)));
+  kafka.flush();
+  const auto results = all_results(kafka, kJobs);
+  ASSERT_EQ(results.size(), static_cast<std::size_t>(kJobs));
+  for (int i = 0; i < kJobs; ++i) EXPECT_TRUE(results.count("f-" + std::to_string(i))) << i;
+}
+
+// Request errors injected on the produce path (a leader that is not the leader, then a
+// timeout): the idempotent producer retries, and every job is answered exactly once.
+TEST(KafkaSource, InjectedProduceErrorsAreRetried) {
+  MockKafka kafka;
+  kafka.create_job_topics(1);
+  Worker w(kafka, "");
+  rd_kafka_mock_push_request_errors(kafka.cluster(), /*ApiKey Produce=*/0, 4, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+                                    RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE);
+  for (int i = 0; i < 20; ++i) kafka.produce("sluice.jobs", "", chat_line("e-" + std::to_string(i)));
+  kafka.flush();
+  ASSERT_TRUE(eventually([&] { return w.source->counts().completed >= 20; }, milliseconds(30000)))
+      << w.source->counts().completed;
+  const auto results = results_by_id(kafka.read("sluice.results", 40, milliseconds(1500)));
+  EXPECT_EQ(results.size(), 20u);
+  for (const auto& [id, lines] : results) EXPECT_EQ(lines.size(), 1u) << id << " answered twice";
+}
+
+TEST(KafkaSource, BadConfigNamesTheField) {
+  NodeRegistry registry;
+  register_basic_nodes(registry);
+  const std::string yaml = R"(name: bad
+sources: [{name: jobs, kind: kafka, config: {results_topic: sluice.jobs, properties: ["nonsense"]}}]
+nodes: [{name: answer, kind: template, config: {text: x}}]
+edges: [{from: jobs, to: answer}]
+)";
+  try {
+    load_and_validate_text(yaml, "bad.yaml", registry);
+    FAIL() << "accepted";
+  } catch (const SpecErrors& e) {
+    const std::string all = e.what();
+    EXPECT_NE(all.find("bad.yaml:2:"), std::string::npos) << all;
+    EXPECT_NE(all.find("results_topic: 'sluice.jobs' is also this source's topic"), std::string::npos) << all;
+    EXPECT_NE(all.find("'nonsense' is not name=value"), std::string::npos) << all;
+  }
+}
+
+}  // namespace
+}  // namespace kafka
+}  // namespace sluice
