@@ -1,5 +1,7 @@
 #include "connectors/kafka/rdkafka_handles.h"
 
+#include <algorithm>
+
 namespace sluice::kafka {
 
 Status make_conf(const std::vector<Property>& properties, KafkaConf* out) {
@@ -56,7 +58,25 @@ Status client_properties(const std::string& bootstrap, const std::string& client
   return Status::Ok();
 }
 
+namespace {
+// librdkafka's consumer-scoped properties (CONFIGURATION.md, scope C) that a user sets.
+bool consumer_only(const std::string& k) {
+  static constexpr const char* kNames[] = {
+      "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms", "group.instance.id",
+      "group.protocol.type", "partition.assignment.strategy", "coordinator.query.interval.ms",
+      "auto.commit.interval.ms", "auto.offset.reset", "queued.min.messages", "queued.max.messages.kbytes",
+      "fetch.wait.max.ms", "fetch.message.max.bytes", "max.partition.fetch.bytes", "fetch.max.bytes",
+      "fetch.min.bytes", "fetch.error.backoff.ms", "fetch.queue.backoff.ms", "isolation.level", "check.crcs",
+      "enable.partition.eof", "offset.store.method", "consume.callback.max.messages"};
+  for (const char* n : kNames) {
+    if (k == n) return true;
+  }
+  return false;
+}
+}  // namespace
+
 std::vector<Property> producer_properties(std::vector<Property> base) {
+  base.erase(std::remove_if(base.begin(), base.end(), [](const Property& p) { return consumer_only(p.first); }), base.end());
   base.insert(base.end(), {{"enable.idempotence", "true"}, {"acks", "all"}, {"linger.ms", "5"}});
   return base;
 }

@@ -49,7 +49,9 @@ Status client_properties(const std::string& bootstrap, const std::string& client
                          const std::vector<std::string>& entries, std::vector<Property>* out);
 
 // `base` and what an idempotent producer needs, last so nothing overrides them: its own retries
-// neither duplicate nor reorder, and every in-sync replica acknowledges (acks=all).
+// neither duplicate nor reorder, and every in-sync replica acknowledges (acks=all). The
+// consumer-only settings a pipeline file passes for the source's consumer (session.timeout.ms,
+// fetch.*, ...) are left out: librdkafka would warn at every start that the producer ignores them.
 std::vector<Property> producer_properties(std::vector<Property> base);
 
 // A copy of `list` (librdkafka lists are owned by their creator).
