@@ -80,13 +80,13 @@ void KafkaSource::Impl::dead_letter(const JobTaskPtr& task, const JobError& reas
   letter.attempts = reason.attempt;
   // The error result keeps the results topic one line per job, as an OpenAI batch's output
   // and error files together; an undecodable record gets the id decode_job would have given.
-  Job stub;
+  Job undecoded;  // what is known of a record that is not a job: its id and encoding
   if (!task->decoded) {
-    stub.id = task->key.empty() ? task->topic + "-" + std::to_string(task->partition) + "-" + std::to_string(task->offset)
+    undecoded.id = task->key.empty() ? task->topic + "-" + std::to_string(task->partition) + "-" + std::to_string(task->offset)
                                 : task->key;
-    stub.encoding = task->failure.encoding;
+    undecoded.encoding = task->failure.encoding;
   }
-  const Job& job = task->decoded ? task->job : stub;
+  const Job& job = task->decoded ? task->job : undecoded;
   JobOutcome outcome;
   outcome.ok = false;
   outcome.error = reason;
