@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "graph/kafka_properties.h"
 #include "graph/listen_rules.h"
 #include "graph/schema.h"
 #include "graph/units.h"
@@ -177,6 +178,17 @@ std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry&
     errors.push_back(spec.error_at(path, node, "'" + c + "' is not a priority class (classes: " + join(classes) + ")" +
                                                    (hint.empty() ? "" : "; did you mean '" + hint + "'?")));
   };
+  // A kafka source's or async_jobs' librdkafka pass-through: the clients' own rule.
+  // `within`: the path under the source ("config." or "config.async_jobs.").
+  auto check_kafka_properties = [&](const auto& entries, int source, const std::string& within) {
+    for (int j = 0; j < entries.size(); ++j) {
+      if (auto problem = kafka_property_problem(entries.Get(j))) {
+        const std::string field = within + "properties[" + std::to_string(j) + "]";
+        errors.push_back(spec.error_at("sources[" + std::to_string(source) + "]." + field, p.sources(source).name(),
+                                       field + ": " + *problem));
+      }
+    }
+  };
   check_class(p.runtime().default_class(), "runtime.default_class", "");
   for (int i = 0; i < p.sources_size(); ++i) {
     if (p.sources(i).has_kafka()) {
@@ -196,17 +208,12 @@ std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry&
                                              "; jobs, results, retries and dead letters need four topics"));
         }
       }
-      for (int j = 0; j < k.properties_size(); ++j) {
-        const std::string& e = k.properties(j);
-        const auto eq = e.find('=');
-        if (eq == std::string::npos || eq == 0) {
-          errors.push_back(spec.error_at(at + "properties[" + std::to_string(j) + "]", p.sources(i).name(),
-                                         "config.properties[" + std::to_string(j) + "]: '" + e +
-                                             "' is not name=value (e.g. security.protocol=SASL_SSL)"));
-        }
-      }
+      check_kafka_properties(k.properties(), i, "config.");
     }
     if (p.sources(i).has_http()) {
+      if (p.sources(i).http().has_async_jobs()) {
+        check_kafka_properties(p.sources(i).http().async_jobs().properties(), i, "config.async_jobs.");
+      }
       check_class(p.sources(i).http().default_priority(), "sources[" + std::to_string(i) + "].config.default_priority",
                   p.sources(i).name());
       if (auto problem = listen_auth_problem(p.sources(i).http())) {

@@ -385,13 +385,23 @@ void to_proto(const Job& job, pb::Job* out) {
 // ---- decoding -----------------------------------------------------------------------------
 
 DecodeFailure failure(std::string code, std::string message, JobEncoding encoding) {
-  return DecodeFailure{std::move(code), shorten(valid_utf8(message)), encoding};
+  DecodeFailure f;
+  f.code = std::move(code);
+  f.message = shorten(valid_utf8(message));
+  f.encoding = encoding;
+  return f;
 }
 
 // Sets job->id: custom_id, else `carried` (x_sluice.id or Job.id: the id a retry record keeps
 // from the record it retries), else the key, else topic-partition-offset. Checked by the
 // document id rule (graph/document_id.h): at most 512 bytes of UTF-8 without control
 // characters, as it is echoed in results and logs.
+// The id of a record that names none itself: its key, else topic-partition-offset.
+std::string record_id(const RecordRef& where) {
+  if (!where.key.empty()) return std::string(where.key);
+  return std::string(where.topic) + "-" + std::to_string(where.partition) + "-" + std::to_string(where.offset);
+}
+
 std::optional<DecodeFailure> assign_id(Job* job, const std::optional<std::string>& carried, std::string_view carried_name,
                                        const RecordRef& where) {
   std::string from;
@@ -401,12 +411,9 @@ std::optional<DecodeFailure> assign_id(Job* job, const std::optional<std::string
   } else if (carried) {
     job->id = *carried;
     from = "'" + std::string(carried_name) + "'";
-  } else if (!where.key.empty()) {
-    job->id = std::string(where.key);
-    from = "the record key";
   } else {
-    job->id = std::string(where.topic) + "-" + std::to_string(where.partition) + "-" + std::to_string(where.offset);
-    from = "the id made of the record's topic, partition and offset";
+    job->id = record_id(where);
+    from = where.key.empty() ? "the id made of the record's topic, partition and offset" : "the record key";
   }
   if (auto why = document_id_problem(job->id)) {
     return failure("invalid_id", from + " " + quote_document_id(job->id) + " is not a valid job id: " + *why, job->encoding);
@@ -432,35 +439,41 @@ DecodedJob decode_json_line(std::string_view payload, const RecordRef& where) {
     job.custom_id = v->get<std::string>();
     has_custom_id = true;
   }
+  // What fails from here on is answered under the custom_id read above.
+  auto fail = [&job](std::string code, std::string message) {
+    DecodeFailure f = failure(std::move(code), std::move(message), kJson);
+    f.custom_id = job.custom_id;
+    return f;
+  };
   if (const json* v = member(line, "method")) {
-    if (!v->is_string()) return failure("invalid_job", wrong_type("method", "a string", *v), kJson);
+    if (!v->is_string()) return fail("invalid_job", wrong_type("method", "a string", *v));
     if (v->get_ref<const std::string&>() != "POST") {
-      return failure("invalid_method", "'method' " + quote_document_id(v->get_ref<const std::string&>()) +
-                                           " is not POST, the only method of a batch line", kJson);
+      return fail("invalid_method", "'method' " + quote_document_id(v->get_ref<const std::string&>()) +
+                                           " is not POST, the only method of a batch line");
     }
   }
   const json* url = member(line, "url");
-  if (!url) return failure("invalid_job", "'url' is missing: a job line is an OpenAI Batch input line {custom_id, method, url, body}", kJson);
-  if (!url->is_string()) return failure("invalid_job", wrong_type("url", "a string", *url), kJson);
+  if (!url) return fail("invalid_job", "'url' is missing: a job line is an OpenAI Batch input line {custom_id, method, url, body}");
+  if (!url->is_string()) return fail("invalid_job", wrong_type("url", "a string", *url));
   const std::string& u = url->get_ref<const std::string&>();
   if (u == endpoint_url(JobEndpoint::kChatCompletions)) job.endpoint = JobEndpoint::kChatCompletions;
   else if (u == endpoint_url(JobEndpoint::kCompletions)) job.endpoint = JobEndpoint::kCompletions;
   else if (u == endpoint_url(JobEndpoint::kEmbeddings)) job.endpoint = JobEndpoint::kEmbeddings;
   else if (u == endpoint_url(JobEndpoint::kRetrieve)) job.endpoint = JobEndpoint::kRetrieve;
-  else return failure("unknown_endpoint", "'url' " + quote_document_id(u) + " is not one of " + std::string(kEndpointList), kJson);
+  else return fail("unknown_endpoint", "'url' " + quote_document_id(u) + " is not one of " + std::string(kEndpointList));
   const json* body = member(line, "body");
-  if (!body) return failure("invalid_job", "'body' is missing: the endpoint's request body, a JSON object", kJson);
-  if (!body->is_object()) return failure("invalid_job", wrong_type("body", "a JSON object", *body), kJson);
+  if (!body) return fail("invalid_job", "'body' is missing: the endpoint's request body, a JSON object");
+  if (!body->is_object()) return fail("invalid_job", wrong_type("body", "a JSON object", *body));
   job.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
   std::optional<std::string> carried_id;
   if (const json* x = member(line, "x_sluice")) {
-    if (auto problem = read_x_sluice(*x, &job, &carried_id)) return failure("invalid_job", *problem, kJson);
+    if (auto problem = read_x_sluice(*x, &job, &carried_id)) return fail("invalid_job", *problem);
   }
   // An explicit custom_id is checked even when empty ("it is empty").
   if (has_custom_id && job.custom_id.empty()) {
-    return failure("invalid_id", "'custom_id' \"\" is not a valid job id: it is empty", kJson);
+    return fail("invalid_id", "'custom_id' \"\" is not a valid job id: it is empty");
   }
-  if (auto bad = assign_id(&job, carried_id, "x_sluice.id", where)) return *bad;
+  if (auto bad = assign_id(&job, carried_id, "x_sluice.id", where)) return fail(bad->code, bad->message);
   return job;
 }
 
@@ -478,6 +491,13 @@ DecodedJob decode_proto_job(std::string_view payload, const RecordRef& where) {
   }
   Job job;
   job.encoding = kProto;
+  job.custom_id = m.custom_id();
+  // What fails from here on is answered under the custom_id just read.
+  auto fail = [&job](std::string code, std::string message) {
+    DecodeFailure f = failure(std::move(code), std::move(message), kProto);
+    f.custom_id = job.custom_id;
+    return f;
+  };
   switch (m.endpoint()) {
     case pb::CHAT_COMPLETIONS: job.endpoint = JobEndpoint::kChatCompletions; break;
     case pb::COMPLETIONS: job.endpoint = JobEndpoint::kCompletions; break;
@@ -486,16 +506,15 @@ DecodedJob decode_proto_job(std::string_view payload, const RecordRef& where) {
     default: {
       const std::string which = m.endpoint() == pb::ENDPOINT_UNSPECIFIED ? "is ENDPOINT_UNSPECIFIED"
                                                                           : std::to_string(m.endpoint()) + " is unknown";
-      return failure("unknown_endpoint", "'endpoint' " + which + ": one of CHAT_COMPLETIONS, COMPLETIONS, EMBEDDINGS, RETRIEVE (" +
-                                             std::string(kEndpointList) + ")", kProto);
+      return fail("unknown_endpoint", "'endpoint' " + which + ": one of CHAT_COMPLETIONS, COMPLETIONS, EMBEDDINGS, RETRIEVE (" +
+                                             std::string(kEndpointList) + ")");
     }
   }
-  if (m.body().empty()) return failure("invalid_job", "'body' is missing: the endpoint's request body, a JSON object", kProto);
+  if (m.body().empty()) return fail("invalid_job", "'body' is missing: the endpoint's request body, a JSON object");
   json body;
-  if (auto problem = parse_json(m.body(), kMaxBodyDepth, "'body'", "body", &body)) return failure("invalid_job", *problem, kProto);
-  if (!body.is_object()) return failure("invalid_job", wrong_type("body", "a JSON object", body), kProto);
+  if (auto problem = parse_json(m.body(), kMaxBodyDepth, "'body'", "body", &body)) return fail("invalid_job", *problem);
+  if (!body.is_object()) return fail("invalid_job", wrong_type("body", "a JSON object", body));
   job.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
-  job.custom_id = m.custom_id();
   job.priority = m.priority();
   job.attempt = m.attempt();
   job.not_before_unix_ms = m.not_before_unix_ms();
@@ -506,7 +525,7 @@ DecodedJob decode_proto_job(std::string_view payload, const RecordRef& where) {
   }
   // proto3 cannot tell an empty id from none: empty is none.
   const std::optional<std::string> carried = m.id().empty() ? std::nullopt : std::optional<std::string>(m.id());
-  if (auto bad = assign_id(&job, carried, "id", where)) return *bad;
+  if (auto bad = assign_id(&job, carried, "id", where)) return fail(bad->code, bad->message);
   return job;
 }
 
@@ -537,9 +556,12 @@ DecodedJob decode_job(std::string_view payload, const RecordRef& where) {
     return failure("invalid_job", payload.empty() ? "the record is empty" : "the record holds only whitespace",
                    JobEncoding::kProto);
   }
-  if (payload[first] == '{') return decode_json_line(payload, where);
-  if (is_json_value(payload, first)) return decode_json_line(payload, where);
-  return decode_proto_job(payload, where);
+  DecodedJob decoded = payload[first] == '{' || is_json_value(payload, first) ? decode_json_line(payload, where)
+                                                                             : decode_proto_job(payload, where);
+  if (auto* f = std::get_if<DecodeFailure>(&decoded)) {
+    f->id = !f->custom_id.empty() && !document_id_problem(f->custom_id) ? f->custom_id : record_id(where);
+  }
+  return decoded;
 }
 
 std::string encode_job(const Job& job) {
@@ -620,8 +642,11 @@ std::string encode_dead_letter(const DeadLetterInput& letter) {
     return m.SerializeAsString();
   }
   ordered d = ordered::object();
-  d["id"] = job ? text(job->id) : ordered(nullptr);
-  d["custom_id"] = job && !job->custom_id.empty() ? text(job->custom_id) : ordered(nullptr);
+  const DecodeFailure* f = job ? nullptr : letter.failure;
+  const std::string_view id = job ? job->id : f ? f->id : std::string_view();
+  const std::string_view custom_id = job ? job->custom_id : f ? f->custom_id : std::string_view();
+  d["id"] = id.empty() ? ordered(nullptr) : text(id);
+  d["custom_id"] = custom_id.empty() ? ordered(nullptr) : text(custom_id);
   d["reason"] = ordered{{"code", text(letter.reason.code)}, {"message", text(letter.reason.message)}};
   d["attempts"] = letter.attempts;
   d["errors"] = job ? errors_json(job->errors) : ordered::array();

@@ -89,6 +89,9 @@ struct DecodeFailure {
   std::string code;     // "invalid_json", "invalid_job", "unknown_endpoint", "invalid_id", ...
   std::string message;  // names the field, e.g. "'url' \"/v2/x\" is not one of ..."
   JobEncoding encoding = JobEncoding::kJson;  // the encoding the record seemed to be in
+  std::string custom_id;  // the record's custom_id when it could be read before the failure; else empty
+  std::string id;         // the job id the record answers to (its results and dead letter are keyed by
+                          // it): custom_id when it is a valid id, else the key, else topic-partition-offset
 };
 
 using DecodedJob = std::variant<Job, DecodeFailure>;
@@ -113,7 +116,8 @@ std::string encode_result(const Job& job, const JobOutcome& outcome);
 // A record given up on: `job` when it decoded (else null and `encoding` says how to write),
 // the original bytes, where they came from, why, and every error of its attempts.
 struct DeadLetterInput {
-  const Job* job = nullptr;
+  const Job* job = nullptr;  // null for a record that is not a job: then `failure` says what was read
+  const DecodeFailure* failure = nullptr;
   JobEncoding encoding = JobEncoding::kJson;
   std::string_view original;
   RecordRef source;

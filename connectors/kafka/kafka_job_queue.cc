@@ -99,9 +99,13 @@ void KafkaJobQueue::start() {
   rd_kafka_poll_set_consumer(consumer_.get());
 
   producer_thread_ = std::thread([this] {
+    name_this_thread("sluice-jobq-p");
     while (!stopping_.load()) rd_kafka_poll(producer_.get(), 50);
   });
-  consumer_thread_ = std::thread([this] { consume_loop(); });
+  consumer_thread_ = std::thread([this] {
+    name_this_thread("sluice-jobq-c");
+    consume_loop();
+  });
 }
 
 void KafkaJobQueue::stop() {

@@ -73,17 +73,18 @@ void KafkaSource::Impl::attempt_ended(const JobTaskPtr& task, AttemptEnd end) {
 void KafkaSource::Impl::dead_letter(const JobTaskPtr& task, const JobError& reason) {
   DeadLetterInput letter;
   letter.job = task->decoded ? &task->job : nullptr;
+  letter.failure = task->decoded ? nullptr : &task->failure;
   letter.encoding = task->decoded ? task->job.encoding : task->failure.encoding;
   letter.original = task->original;
   letter.source = RecordRef{task->topic, task->partition, task->offset, task->key};
   letter.reason = reason;
   letter.attempts = reason.attempt;
   // The error result keeps the results topic one line per job, as an OpenAI batch's output
-  // and error files together; an undecodable record gets the id decode_job would have given.
-  Job undecoded;  // what is known of a record that is not a job: its id and encoding
+  // and error files together; an undecodable record answers under the id decode_job gave it.
+  Job undecoded;  // what is known of a record that is not a job: its ids and encoding
   if (!task->decoded) {
-    undecoded.id = task->key.empty() ? task->topic + "-" + std::to_string(task->partition) + "-" + std::to_string(task->offset)
-                                : task->key;
+    undecoded.id = task->failure.id;
+    undecoded.custom_id = task->failure.custom_id;
     undecoded.encoding = task->failure.encoding;
   }
   const Job& job = task->decoded ? task->job : undecoded;

@@ -166,9 +166,13 @@ void KafkaSource::start() {
                              s.config.retry_topic() + ": " + rd_kafka_err2str(err));
   }
   s.producer_thread = std::thread([&s] {
+    name_this_thread("sluice-kafka-p");
     while (!s.producer_stopping.load()) rd_kafka_poll(s.producer.get(), 50);
   });
-  s.consumer_thread = std::thread([&s] { s.consume_loop(); });
+  s.consumer_thread = std::thread([&s] {
+    name_this_thread("sluice-kafka-c");
+    s.consume_loop();
+  });
 }
 
 void KafkaSource::stop_accepting() { impl_->accepting.store(false); }
@@ -233,7 +237,7 @@ void KafkaSource::Impl::consume_loop() {
     } else if (blocked && now >= blocked_retry_at) {
       submit_job(std::exchange(blocked, nullptr));
     }
-    if (accepting.load() && !blocked) release_due_retries(now);
+    if (accepting.load() && !blocked) release_due_retries();
     apply_pause();
     if (now - last_commit >= commit_interval) {
       commit(/*sync=*/false, /*all=*/false);
@@ -291,7 +295,7 @@ void KafkaSource::Impl::handle_message(rd_kafka_message_t* message) {
   submit_job(task);
 }
 
-void KafkaSource::Impl::release_due_retries(Nanos) {
+void KafkaSource::Impl::release_due_retries() {
   const std::int64_t now_ms = now_unix_ms();
   while (!delayed.empty() && delayed.top().first <= now_ms && !blocked &&
          in_flight.load() < config.max_in_flight()) {

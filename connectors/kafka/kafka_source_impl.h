@@ -84,7 +84,7 @@ struct KafkaSource::Impl {
   void consume_loop();
   void handle_message(rd_kafka_message_t* message);
   void submit_job(const JobTaskPtr& task);
-  void release_due_retries(Nanos now);
+  void release_due_retries();
   void apply_pause();
   // Half of max_in_flight: where partitions paused at max_in_flight resume.
   std::size_t resume_in_flight() const { return config.max_in_flight() / 2; }

@@ -1,5 +1,9 @@
 #include "connectors/kafka/rdkafka_handles.h"
 
+#include <pthread.h>
+
+#include "graph/kafka_properties.h"
+
 #include <algorithm>
 
 namespace sluice::kafka {
@@ -15,6 +19,8 @@ Status make_conf(const std::vector<Property>& properties, KafkaConf* out) {
   *out = std::move(conf);
   return Status::Ok();
 }
+
+void name_this_thread(const char* name) { pthread_setname_np(pthread_self(), name); }
 
 Status make_handle(rd_kafka_type_t type, KafkaConf conf, KafkaHandle* out) {
   char error[512];
@@ -32,11 +38,10 @@ Status make_handle(rd_kafka_type_t type, KafkaConf conf, KafkaHandle* out) {
 Status parse_properties(const std::vector<std::string>& entries, std::vector<Property>* out) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string& e = entries[i];
-    const auto eq = e.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return Status::Error(StatusCode::kInvalidArgument,
-                           "properties[" + std::to_string(i) + "] '" + e + "' is not name=value");
+    if (auto problem = kafka_property_problem(e)) {
+      return Status::Error(StatusCode::kInvalidArgument, "properties[" + std::to_string(i) + "]: " + *problem);
     }
+    const auto eq = e.find('=');
     out->emplace_back(e.substr(0, eq), e.substr(eq + 1));
   }
   return Status::Ok();
@@ -46,13 +51,6 @@ Status client_properties(const std::string& bootstrap, const std::string& client
                          const std::vector<std::string>& entries, std::vector<Property>* out) {
   std::vector<Property> user;
   if (Status s = parse_properties(entries, &user); !s.ok()) return s;
-  for (const auto& [k, v] : user) {
-    if (k == "enable.auto.commit" || k == "enable.auto.offset.store" || k == "enable.idempotence" || k == "acks" ||
-        k == "bootstrap.servers" || k == "group.id") {
-      return Status::Error(StatusCode::kInvalidArgument,
-                           "'" + k + "' is set by Sluice (its guarantees depend on it); see docs/kafka.md");
-    }
-  }
   *out = {{"bootstrap.servers", bootstrap}, {"client.id", client_id}};
   out->insert(out->end(), user.begin(), user.end());
   return Status::Ok();

@@ -38,13 +38,18 @@ Status make_conf(const std::vector<Property>& properties, KafkaConf* out);
 // rd_kafka_new for `type`; takes the configuration only on success.
 Status make_handle(rd_kafka_type_t type, KafkaConf conf, KafkaHandle* out);
 
-// "name=value" strings (a pipeline file's `properties`) as pairs; the error names the entry.
+// Names the calling thread (at most 15 characters, Linux's limit) so that top, perf and
+// bench/kafka/run_throughput.sh can tell Sluice's Kafka threads from the graph's: with
+// librdkafka's own "rdk:" threads they are the Kafka path's CPU.
+void name_this_thread(const char* name);
+
+// "name=value" strings (a pipeline file's `properties`) as pairs, by graph/kafka_properties.h's
+// rule (the one `sluice validate` applies); the error names the entry.
 Status parse_properties(const std::vector<std::string>& entries, std::vector<Property>* out);
 
 // A client's settings: bootstrap.servers and client.id, then the file's `entries` (name=value)
-// on top, refusing those Sluice's guarantees rest on (enable.auto.commit,
-// enable.auto.offset.store, enable.idempotence, acks, bootstrap.servers, group.id). The error
-// names the entry; the caller prefixes the field.
+// on top (parse_properties: those Sluice's guarantees rest on are refused). The error names the
+// entry; the caller prefixes the field.
 Status client_properties(const std::string& bootstrap, const std::string& client_id,
                          const std::vector<std::string>& entries, std::vector<Property>* out);
 

@@ -189,6 +189,8 @@ for line in open(dlq_file, encoding="utf-8"):
     letters.append(d)
     src = d.get("source", {})
     sources.add((src.get("topic"), src.get("partition"), src.get("offset"), d["reason"]["code"], d.get("original")))
+    if d["reason"]["code"] == "unknown_endpoint" and (d.get("custom_id"), d.get("id")) != ("bad-url", "bad-url"):
+        problems.append(f"the unknown_endpoint dead letter has custom_id {d.get('custom_id')!r} and id {d.get('id')!r}, not 'bad-url'")
 lost = n - len(answered)
 if mode == "wait":
     sys.exit(0 if lost == 0 and len(sources) >= 2 else 1)

@@ -336,6 +336,50 @@ TEST(JobCodec, MalformedRecordsAreRefusedNamingTheField) {
   }
 }
 
+// A refused record answers under the id it names: its custom_id once read (and valid), else
+// the key, else topic-partition-offset; its dead letter and error result carry that custom_id.
+TEST(JobCodec, RefusedRecordsKeepTheirCustomIdAndId) {
+  DecodeFailure bad_url = refused(R"({"custom_id":"a-7","url":"/v1/nowhere","body":{}})");
+  EXPECT_EQ(bad_url.code, "unknown_endpoint");
+  EXPECT_EQ(bad_url.custom_id, "a-7");
+  EXPECT_EQ(bad_url.id, "a-7");
+  DeadLetterInput letter;
+  letter.failure = &bad_url;
+  letter.original = "x";
+  letter.source = kWhere;
+  letter.reason = {bad_url.code, bad_url.message, 400, 0, 0};
+  const auto d = parsed(encode_dead_letter(letter));
+  EXPECT_EQ(d["custom_id"], "a-7");
+  EXPECT_EQ(d["id"], "a-7");
+  Job undecoded;
+  undecoded.id = bad_url.id;
+  undecoded.custom_id = bad_url.custom_id;
+  JobOutcome outcome;
+  outcome.error = letter.reason;
+  EXPECT_EQ(parsed(encode_result(undecoded, outcome))["custom_id"], "a-7");
+
+  // Not read (the JSON breaks first): the key, else where the record is.
+  RecordRef keyed = kWhere;
+  keyed.key = "the-key";
+  EXPECT_EQ(refused("{\"custom_id\":", keyed).id, "the-key");
+  EXPECT_EQ(refused("{\"custom_id\":", keyed).custom_id, "");
+  const std::string by_offset =
+      std::string(kWhere.topic) + "-" + std::to_string(kWhere.partition) + "-" + std::to_string(kWhere.offset);
+  EXPECT_EQ(refused("{\"custom_id\":").id, by_offset);
+  // Read but not a valid id: kept as custom_id (quoted in the message), not used as the key.
+  DecodeFailure long_id = refused(R"({"custom_id":")" + std::string(600, 'c') + R"(","url":"/v1/completions","body":{}})");
+  EXPECT_EQ(long_id.code, "invalid_id");
+  EXPECT_EQ(long_id.id, by_offset);
+  // Protobuf: the custom_id is read before the endpoint is checked.
+  pb::Job unknown;
+  unknown.set_custom_id("p-9");
+  unknown.set_endpoint(static_cast<pb::Endpoint>(9));
+  unknown.set_body("{}");
+  DecodeFailure proto = refused(unknown.SerializeAsString());
+  EXPECT_EQ(proto.code, "unknown_endpoint");
+  EXPECT_EQ(proto.id, "p-9");
+}
+
 TEST(JobCodec, MalformedProtoJobsAreRefusedNamingTheField) {
   auto job = [] {
     pb::Job m;

@@ -189,7 +189,7 @@ TEST(KafkaSource, PoisonRecordsAreDeadLetteredAloneAndTheRestAnswered) {
   std::map<std::string, json> by_id;
   for (const auto& d : dead) {
     json j = json::parse(d.value);
-    // An undecodable record has no job (id null); it is known by where it came from.
+    // Indexed by where each record came from (the unreadable ones have no custom_id).
     const std::string id = "sluice.jobs-0-" + std::to_string(j["source"]["offset"].get<int>());
     by_id[id] = j;
   }
@@ -197,14 +197,21 @@ TEST(KafkaSource, PoisonRecordsAreDeadLetteredAloneAndTheRestAnswered) {
   EXPECT_EQ(by_id["sluice.jobs-0-3"]["original"], "{this is not json");
   EXPECT_EQ(by_id["sluice.jobs-0-3"]["reason"]["code"], "invalid_json");
   EXPECT_EQ(by_id["sluice.jobs-0-5"]["reason"]["code"], "unknown_endpoint");
+  // Its custom_id was read before the url was refused: the letter and the error answer carry it.
+  EXPECT_EQ(by_id["sluice.jobs-0-5"]["custom_id"], "bad-url");
+  EXPECT_EQ(by_id["sluice.jobs-0-5"]["id"], "bad-url");
+  EXPECT_TRUE(by_id["sluice.jobs-0-3"]["custom_id"].is_null());
   ASSERT_TRUE(by_id.count("sluice.jobs-0-7"));
   EXPECT_NE(by_id["sluice.jobs-0-7"]["reason"]["message"].get<std::string>().find("temperature"), std::string::npos)
       << by_id["sluice.jobs-0-7"].dump();
   // The results topic has one line per job: seven answers, three errors.
   const auto results = results_by_id(kafka.read("sluice.results", 10, milliseconds(10000)));
   EXPECT_EQ(results.size(), 10u);
-  EXPECT_TRUE(results.at("sluice.jobs-0-5").front()["response"].is_null());
-  EXPECT_EQ(results.at("sluice.jobs-0-5").front()["error"]["code"], "unknown_endpoint");
+  ASSERT_TRUE(results.count("bad-url"));
+  EXPECT_TRUE(results.at("bad-url").front()["response"].is_null());
+  EXPECT_EQ(results.at("bad-url").front()["custom_id"], "bad-url");
+  EXPECT_EQ(results.at("bad-url").front()["error"]["code"], "unknown_endpoint");
+  ASSERT_TRUE(results.count("sluice.jobs-0-3"));  // unreadable: where it came from
   // Nothing blocked the partition: its offset is committed past all ten.
   w.stop();
   EXPECT_EQ(kafka.committed("test-group", "sluice.jobs", 0), 10);
@@ -341,18 +348,23 @@ TEST(KafkaSource, BadConfigNamesTheField) {
   NodeRegistry registry;
   register_basic_nodes(registry);
   const std::string yaml = R"(name: bad
-sources: [{name: jobs, kind: kafka, config: {results_topic: sluice.jobs, properties: ["nonsense"]}}]
+sources:
+  - {name: jobs, kind: kafka, config: {results_topic: sluice.jobs, properties: ["nonsense", "acks=1"]}}
+  - {name: api, kind: http, config: {listen: "127.0.0.1:0", async_jobs: {properties: ["group.id=mine"]}}}
 nodes: [{name: answer, kind: template, config: {text: x}}]
-edges: [{from: jobs, to: answer}]
+edges: [{from: jobs, to: answer}, {from: api, to: answer}]
 )";
   try {
     load_and_validate_text(yaml, "bad.yaml", registry);
     FAIL() << "accepted";
   } catch (const SpecErrors& e) {
     const std::string all = e.what();
-    EXPECT_NE(all.find("bad.yaml:2:"), std::string::npos) << all;
+    EXPECT_NE(all.find("bad.yaml:3:"), std::string::npos) << all;
     EXPECT_NE(all.find("results_topic: 'sluice.jobs' is also this source's topic"), std::string::npos) << all;
-    EXPECT_NE(all.find("'nonsense' is not name=value"), std::string::npos) << all;
+    EXPECT_NE(all.find("config.properties[0]: 'nonsense' is not name=value"), std::string::npos) << all;
+    // What the worker's clients refuse, validate refuses (one rule: graph/kafka_properties.h).
+    EXPECT_NE(all.find("bad.yaml:3:93: node 'jobs': config.properties[1]: 'acks' is set by Sluice"), std::string::npos) << all;
+    EXPECT_NE(all.find("bad.yaml:4:87: node 'api': config.async_jobs.properties[0]: 'group.id' is set by Sluice"), std::string::npos) << all;
   }
 }
 
