@@ -121,11 +121,11 @@ int serve(const Args& args, const char* command, bool needs_kafka) {
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
     for (auto& s : sources) {
-      const std::string problem = s->reload_auth();
-      if (problem.empty()) {
+      const Status reloaded = s->reload_auth();
+      if (reloaded.ok()) {
         std::cerr << "sluice: SIGHUP: source '" << s->name() << "' reloaded its API keys\n";
       } else {
-        std::cerr << "sluice: SIGHUP: source '" << s->name() << "' keeps its previous API keys: " << problem << "\n";
+        std::cerr << "sluice: SIGHUP: source '" << s->name() << "' keeps its previous API keys: " << reloaded.message << "\n";
       }
     }
   }

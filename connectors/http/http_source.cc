@@ -143,7 +143,7 @@ void HttpSource::init(const HttpSourceConfig& config) {
 }
 
 void HttpSource::start() { server_->start(); }
-std::string HttpSource::reload_auth() { return auth_->reload(); }
+Status HttpSource::reload_auth() { return auth_->reload(); }
 void HttpSource::stop_accepting() { server_->stop_accepting(); }
 void HttpSource::stop() {
   if (server_) server_->stop();

@@ -74,8 +74,8 @@ class HttpSource {
   void set_job_queue(std::shared_ptr<JobQueue> queue) { jobs_ = std::move(queue); }
   bool wants_job_queue() const { return has_async_jobs_; }
 
-  // Reads the API keys again (SIGHUP); empty on success, else why the old keys stay.
-  std::string reload_auth();
+  // Reads the API keys again (SIGHUP); an error says why the old keys stay.
+  Status reload_auth();
 
   // After start(): the bound port (useful with port 0) and "host:port".
   std::uint16_t port() const { return server_->port(); }

@@ -161,19 +161,19 @@ void RequestAuth::install(std::shared_ptr<const KeyRing> ring) {
   installed_ = std::move(next);
 }
 
-std::string RequestAuth::reload() {
-  if (!enabled_) return "";
+Status RequestAuth::reload() {
+  if (!enabled_) return Status::Ok();
   std::shared_ptr<const KeyRing> ring;
   try {
     ring = read_keys();
   } catch (const std::exception& e) {
     reloads_failed_.inc();
-    return e.what();
+    return Status::Error(StatusCode::kInvalidArgument, e.what());
   }
   MutexLock lock(mu_);
   install(std::move(ring));
   reloads_ok_.inc();
-  return "";
+  return Status::Ok();
 }
 
 std::size_t RequestAuth::key_count() const {

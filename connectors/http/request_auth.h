@@ -35,6 +35,7 @@
 #include "graph/metrics.h"
 #include "graph/mutex.h"
 #include "graph/schema.h"
+#include "graph/status.h"
 #include "graph/token_bucket.h"
 
 namespace sluice::http {
@@ -76,8 +77,8 @@ class RequestAuth {
 
   bool enabled() const { return enabled_; }
   AuthDecision authorize(const HttpRequest& request, Endpoint endpoint);
-  // Empty on success; else why the keys were not replaced.
-  std::string reload();
+  // Ok, or why the keys were not replaced (the file's place and problem).
+  Status reload();
   std::size_t key_count() const;
   // The 403 for an X-Priority above the key's max_priority (the source reads the header), counted.
   ApiError priority_refusal(const AuthDecision& decision, const std::string& asked);

@@ -202,13 +202,14 @@ TEST_F(HttpAuthTest, ReloadSwapsKeysWithoutDroppingConnectionsAndKeepsOldKeysOnA
   };
   EXPECT_EQ(call(kInferKey), 200);
   write_keys("keys:\n" + key_entry("new", kAdminKey, "infer"));
-  EXPECT_EQ(source_->reload_auth(), "");
+  EXPECT_TRUE(source_->reload_auth().ok());
   EXPECT_EQ(call(kInferKey), 401);
   EXPECT_EQ(call(kAdminKey), 200);
 
   write_keys("keys:\n  - id: broken\n    hash: \"sha256:00\"\n    scopes: [infer]\n");
-  const std::string problem = source_->reload_auth();
-  EXPECT_THAT(problem, HasSubstr(keys_file_ + ":3:11: key 'broken': a key hash is"));
+  const Status problem = source_->reload_auth();
+  EXPECT_FALSE(problem.ok());
+  EXPECT_THAT(problem.message, HasSubstr(keys_file_ + ":3:11: key 'broken': a key hash is"));
   EXPECT_EQ(call(kAdminKey), 200);  // the previous keys still serve
   EXPECT_EQ(metric("sluice_http_auth_reloads_total{source=\"web\",result=\"ok\"}"), 1);
   EXPECT_EQ(metric("sluice_http_auth_reloads_total{source=\"web\",result=\"failed\"}"), 1);
@@ -218,7 +219,7 @@ TEST_F(HttpAuthTest, ABucketSurvivesAReloadOfItsKey) {
   start_with_keys(key_entry("app", kInferKey, "infer", "    requests_per_second: 1\n    burst: 1\n"));
   EXPECT_EQ(answered_chat(bearer(kInferKey)).first.status, 200);
   write_keys("keys:\n" + key_entry("app", kInferKey, "infer", "    requests_per_second: 1\n    burst: 1\n"));
-  ASSERT_EQ(source_->reload_auth(), "");
+  ASSERT_TRUE(source_->reload_auth().ok());
   EXPECT_EQ(chat(bearer(kInferKey)).status, 429);  // a reload is no way around the limit
 }
 
