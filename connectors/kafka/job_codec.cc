@@ -392,16 +392,23 @@ DecodeFailure failure(std::string code, std::string message, JobEncoding encodin
   return f;
 }
 
-// Sets job->id: custom_id, else `carried` (x_sluice.id or Job.id: the id a retry record keeps
-// from the record it retries), else the key, else topic-partition-offset. Checked by the
-// document id rule (graph/document_id.h): at most 512 bytes of UTF-8 without control
-// characters, as it is echoed in results and logs.
+// A failure of a record whose custom_id was read (it is answered under that id).
+DecodeFailure failure(const Job& read_so_far, std::string code, std::string message) {
+  DecodeFailure f = failure(std::move(code), std::move(message), read_so_far.encoding);
+  f.custom_id = read_so_far.custom_id;
+  return f;
+}
+
 // The id of a record that names none itself: its key, else topic-partition-offset.
 std::string record_id(const RecordRef& where) {
   if (!where.key.empty()) return std::string(where.key);
   return std::string(where.topic) + "-" + std::to_string(where.partition) + "-" + std::to_string(where.offset);
 }
 
+// Sets job->id: custom_id, else `carried` (x_sluice.id or Job.id: the id a retry record keeps
+// from the record it retries), else the key, else topic-partition-offset. Checked by the
+// document id rule (graph/document_id.h): at most 512 bytes of UTF-8 without control
+// characters, as it is echoed in results and logs.
 std::optional<DecodeFailure> assign_id(Job* job, const std::optional<std::string>& carried, std::string_view carried_name,
                                        const RecordRef& where) {
   std::string from;
@@ -440,11 +447,7 @@ DecodedJob decode_json_line(std::string_view payload, const RecordRef& where) {
     has_custom_id = true;
   }
   // What fails from here on is answered under the custom_id read above.
-  auto fail = [&job](std::string code, std::string message) {
-    DecodeFailure f = failure(std::move(code), std::move(message), kJson);
-    f.custom_id = job.custom_id;
-    return f;
-  };
+  auto fail = [&job](std::string code, std::string message) { return failure(job, std::move(code), std::move(message)); };
   if (const json* v = member(line, "method")) {
     if (!v->is_string()) return fail("invalid_job", wrong_type("method", "a string", *v));
     if (v->get_ref<const std::string&>() != "POST") {
@@ -493,11 +496,7 @@ DecodedJob decode_proto_job(std::string_view payload, const RecordRef& where) {
   job.encoding = kProto;
   job.custom_id = m.custom_id();
   // What fails from here on is answered under the custom_id just read.
-  auto fail = [&job](std::string code, std::string message) {
-    DecodeFailure f = failure(std::move(code), std::move(message), kProto);
-    f.custom_id = job.custom_id;
-    return f;
-  };
+  auto fail = [&job](std::string code, std::string message) { return failure(job, std::move(code), std::move(message)); };
   switch (m.endpoint()) {
     case pb::CHAT_COMPLETIONS: job.endpoint = JobEndpoint::kChatCompletions; break;
     case pb::COMPLETIONS: job.endpoint = JobEndpoint::kCompletions; break;
