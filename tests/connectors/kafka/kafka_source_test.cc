@@ -277,8 +277,12 @@ TEST(KafkaSource, BackpressurePausesAndTheInFlightBoundHolds) {
 TEST(KafkaSource, TwoWorkersSplitTheGroupAndOneLeavingLosesNothing) {
   MockKafka kafka;
   kafka.create_job_topics(4);
-  auto a = std::make_unique<Worker>(kafka, "", "", "{text: x y, token_interval: 2ms}");
-  Worker b(kafka, "", "", "{text: x y, token_interval: 2ms}");
+  // librdkafka's mock coordinator, after a member leaves, waits session.timeout.ms - 1 s for the
+  // others to rejoin before it assigns again (a real broker completes at once when every member
+  // rejoined); 6 s instead of the default 45 s keeps the handover short.
+  const std::string group = "properties: [\"session.timeout.ms=6000\", \"heartbeat.interval.ms=500\"]";
+  auto a = std::make_unique<Worker>(kafka, group, "", "{text: x y, token_interval: 2ms}");
+  Worker b(kafka, group, "", "{text: x y, token_interval: 2ms}");
   constexpr int kJobs = 400;
   // Both own partitions before anything is produced: a group's rebalance on a loaded machine
   // (ASan, tests in parallel) can take longer than the first half of the jobs.
@@ -289,13 +293,10 @@ TEST(KafkaSource, TwoWorkersSplitTheGroupAndOneLeavingLosesNothing) {
   kafka.flush();
   ASSERT_TRUE(eventually([&] { return a->source->counts().completed > 0 && b.source->counts().completed > 0; }))
       << "both workers should get partitions: " << a->source->counts().completed << " / " << b.source->counts().completed;
-  const auto t_stop = std::chrono::steady_clock::now();
   a->stop();
-  std::printf("a stopped in %.2f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_stop).count());
   for (int i = kJobs / 2; i < kJobs; ++i) kafka.produce("sluice.jobs", "k" + std::to_string(i), chat_line("g-" + std::to_string(i)));
   kafka.flush();
   const auto results = all_results(kafka, kJobs);
-  std::printf("all answered %.2f s after the stop\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_stop).count());
   ASSERT_EQ(results.size(), static_cast<std::size_t>(kJobs));
   std::size_t duplicates = 0;
   for (int i = 0; i < kJobs; ++i) {
@@ -303,7 +304,8 @@ TEST(KafkaSource, TwoWorkersSplitTheGroupAndOneLeavingLosesNothing) {
     ASSERT_TRUE(results.count(id)) << id << " was lost";
     duplicates += results.at(id).size() - 1;
   }
-  std::printf("two workers: %d jobs, %zu results, %zu duplicates (same id)\n", kJobs, results.size(), duplicates);
+  // At-least-once: a handover may answer a job twice (same id); recorded, not asserted.
+  RecordProperty("duplicates", static_cast<int>(duplicates));
 }
 
 // The broker goes down mid-run and comes back: productions wait or are produced again, the
