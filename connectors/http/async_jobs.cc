@@ -61,8 +61,9 @@ JobRecord job_record(const AsyncJob& job) {
   j.priority = job.priority;
   j.deadline_unix_ms = job.deadline_unix_ms;
   j.traceparent = job.traceparent;
+  j.tenant = job.tenant;
   j.encoding = kafka::JobEncoding::kJson;
-  return JobRecord{job.id, kafka::encode_job(j)};
+  return JobRecord{job.id, kafka::encode_job(j), job.tenant};
 }
 
 HttpResponse queued_response(const std::string& job_id) {

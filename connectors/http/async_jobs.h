@@ -46,6 +46,7 @@ struct AsyncJob {
   std::string priority;                            // the class name it was routed to
   std::int64_t deadline_unix_ms = 0;               // 0: the workers' default per attempt
   std::string traceparent;
+  std::string tenant;  // the API key's tenant (Routing::tenant); the job runs as it and only it reads the answer
 };
 // The job as an OpenAI Batch input line (the codec's encode_job), keyed by its id.
 JobRecord job_record(const AsyncJob& job);

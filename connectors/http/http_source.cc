@@ -191,8 +191,11 @@ void HttpSource::handle(HttpRequest& request, const std::shared_ptr<ResponseWrit
 void HttpSource::answer_internal_error(const HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer,
                                        const char* what) {
   metrics_->handler_exceptions.inc();
-  std::fprintf(stderr, "sluice: http source '%s': %s %s failed with an exception: %s\n", name_.c_str(),
-               request.method.c_str(), std::string(request.path()).c_str(), what);
+  // The reference ties the client's 500 (X-Request-Id) to this log line; the handler may have
+  // failed before it gave the request an id of its own.
+  const std::string reference = "err-" + std::to_string(intake_.next_request_id());
+  std::fprintf(stderr, "sluice: http source '%s': request %s (%s %s) failed with an exception: %s\n", name_.c_str(),
+               reference.c_str(), request.method.c_str(), std::string(request.path()).c_str(), what);
   Endpoint endpoint = endpoint_for_path(request.path());
   if (writer->finished()) return;
   if (writer->streaming()) {
@@ -200,7 +203,9 @@ void HttpSource::answer_internal_error(const HttpRequest& request, const std::sh
     return;
   }
   respond_error(endpoint, writer,
-                ApiError{500, "internal error while handling the request", "server_error", "", "internal_error"});
+                ApiError{500, "internal error while handling the request (reference " + reference + ")", "server_error",
+                         "", "internal_error"},
+                {{"X-Request-Id", reference}});
 }
 
 void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer) {
@@ -229,7 +234,7 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
     case Endpoint::kDocuments:
       return handle_documents(request, writer);
     case Endpoint::kJobs:
-      return handle_job_status(request, writer);
+      return handle_job_status(request, writer, auth);
     case Endpoint::kHealthz:
       return respond(endpoint, writer, HttpResponse{200, "application/json", {}, "{\"status\":\"ok\"}"});
     case Endpoint::kReadyz:
@@ -425,6 +430,7 @@ AsyncJob HttpSource::async_job(Endpoint endpoint, const HttpRequest& http, const
   job.body = http.body;
   job.priority = intake_.class_names()[static_cast<std::size_t>(routing.priority)];
   if (const std::string* tp = http.header("traceparent"); tp && valid_traceparent(*tp)) job.traceparent = *tp;
+  job.tenant = routing.tenant;
   return job;
 }
 
@@ -473,7 +479,8 @@ std::shared_ptr<ResponseSink> HttpSource::deferrable(std::shared_ptr<ResponseSin
                                          request_id);
 }
 
-void HttpSource::handle_job_status(const HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer) {
+void HttpSource::handle_job_status(const HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer,
+                                   const AuthDecision& auth) {
   constexpr Endpoint endpoint = Endpoint::kJobs;
   const std::string id(http.path().substr(9));  // after "/v1/jobs/"
   if (!jobs_) {
@@ -482,7 +489,8 @@ void HttpSource::handle_job_status(const HttpRequest& http, const std::shared_pt
                                   "invalid_request_error", "", "async_unavailable"});
   }
   const std::optional<JobLookup> found = jobs_->lookup(id);
-  if (!found) {
+  // Another tenant's job is answered as unknown: a key learns nothing of jobs it does not own.
+  if (!found || found->tenant != auth.tenant) {
     std::string shown;
     append_json_string_lossy(shown, id.size() > 80 ? id.substr(0, 80) + "..." : id);
     return respond_error(endpoint, writer,

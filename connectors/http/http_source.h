@@ -102,7 +102,8 @@ class HttpSource {
                          const AuthDecision& auth);
   void handle_retrieve(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer, const AuthDecision& auth);
   void handle_documents(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
-  void handle_job_status(const HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
+  void handle_job_status(const HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer,
+                         const AuthDecision& auth);
   // X-Sluice-Async: writes the request as a job and answers 202 when the broker has it. Returns
   // false when the request is not async (the caller runs it); answers 400 itself when the
   // header is bad, the source has no job queue, or the request streams.

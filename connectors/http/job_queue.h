@@ -11,7 +11,9 @@
 //    enqueue() on, lookup(id) answers kQueued until a result arrives.
 //  - lookup() answers what the queue knows of a job id: queued (written by this process, no
 //    result yet), finished (a result line seen on the results topic, from any process), or
-//    nothing (never seen, or forgotten: the table is bounded).
+//    nothing (never seen, or forgotten: the table is bounded). With the job's tenant: the one
+//    it was queued under, as its result line carries it (x_sluice.tenant); the HTTP source
+//    answers a job only to a key of that tenant (others get the 404 of an unknown id).
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -28,12 +30,14 @@ namespace sluice::http {
 struct JobRecord {
   std::string id;    // the job id (custom_id of the line), the record's key
   std::string line;  // the OpenAI Batch input line
+  std::string tenant;  // whose job; empty: none (no API keys)
 };
 
 struct JobLookup {
   enum class State { kQueued, kFinished } state = State::kQueued;
   std::int64_t queued_unix_ms = 0;  // when this process accepted it (0: another process did)
   std::string result_line;          // kFinished: the results topic's OpenAI Batch output line
+  std::string tenant;               // whose job; empty: none (a job written to Kafka without one)
 };
 
 class JobQueue {

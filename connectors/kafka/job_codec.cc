@@ -311,6 +311,7 @@ std::optional<std::string> read_x_sluice(const json& x, Job* job, std::optional<
   if (auto e = read_integer(x, "not_before", p, &job->not_before_unix_ms)) return e;
   if (auto e = read_integer(x, "deadline", p, &job->deadline_unix_ms)) return e;
   if (auto e = read_string(x, "traceparent", p, &job->traceparent)) return e;
+  if (auto e = read_string(x, "tenant", p, &job->tenant)) return e;
   if (const json* errors = member(x, "errors")) {
     if (!errors->is_array()) return wrong_type("x_sluice.errors", "an array", *errors);
     for (std::size_t i = 0; i < errors->size(); ++i) {
@@ -379,6 +380,7 @@ void to_proto(const Job& job, pb::Job* out) {
   out->set_not_before_unix_ms(job.not_before_unix_ms);
   out->set_deadline_unix_ms(job.deadline_unix_ms);
   out->set_traceparent(valid_utf8(job.traceparent));
+  out->set_tenant(valid_utf8(job.tenant));
   for (const JobError& e : job.errors) to_proto(e, out->add_errors());
 }
 
@@ -519,6 +521,7 @@ DecodedJob decode_proto_job(std::string_view payload, const RecordRef& where) {
   job.not_before_unix_ms = m.not_before_unix_ms();
   job.deadline_unix_ms = m.deadline_unix_ms();
   job.traceparent = m.traceparent();
+  job.tenant = m.tenant();
   for (const pb::JobError& e : m.errors()) {
     job.errors.push_back(JobError{e.code(), e.message(), e.status(), e.attempt(), e.at_unix_ms()});
   }
@@ -584,6 +587,7 @@ std::string encode_job(const Job& job) {
   if (job.not_before_unix_ms != 0) x["not_before"] = job.not_before_unix_ms;
   if (job.deadline_unix_ms != 0) x["deadline"] = job.deadline_unix_ms;
   if (!job.traceparent.empty()) x["traceparent"] = text(job.traceparent);
+  if (!job.tenant.empty()) x["tenant"] = text(job.tenant);
   if (!job.errors.empty()) x["errors"] = errors_json(job.errors);
   if (!x.empty()) line["x_sluice"] = std::move(x);
   return dump(line);
@@ -604,6 +608,7 @@ std::string encode_result(const Job& job, const JobOutcome& outcome) {
     m.set_request_id(valid_utf8(outcome.request_id));
     m.set_attempts(outcome.attempts);
     m.set_timings_json(valid_utf8(outcome.timings_json));
+    m.set_tenant(valid_utf8(job.tenant));
     return m.SerializeAsString();
   }
   ordered r = ordered::object();
@@ -619,6 +624,7 @@ std::string encode_result(const Job& job, const JobOutcome& outcome) {
   }
   ordered x = ordered{{"attempts", outcome.attempts}};
   if (!outcome.timings_json.empty()) x["timings"] = embedded(outcome.timings_json);
+  if (!job.tenant.empty()) x["tenant"] = text(job.tenant);
   r["x_sluice"] = std::move(x);
   return dump(r);
 }

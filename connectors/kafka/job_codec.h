@@ -7,7 +7,7 @@
 //    url one of /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/retrieve; method
 //    POST (absent: POST). Sluice's own optional fields ride in "x_sluice": {"priority": "P1",
 //    "attempt": 2, "not_before": <unix ms>, "deadline": <unix ms>, "traceparent": "...",
-//    "errors": [{"code","message","status","attempt","at"}]}; a retry record is the job's line
+//    "tenant": "...", "errors": [{"code","message","status","attempt","at"}]}; a retry record is the job's line
 //    with "x_sluice" filled in, so users' lines pass through unchanged otherwise.
 //  - Protobuf: sluice.jobs.v1.Job (proto/sluice/jobs.proto), serialized.
 //  A record whose first byte other than JSON whitespace is '{' is JSON; anything else is read
@@ -28,7 +28,7 @@
 //  - result: JSON, one OpenAI Batch output line
 //      {"id": <job id>, "custom_id": <custom_id or null>, "response": {"status_code": 200,
 //       "request_id": "...", "body": {...}}, "error": null, "x_sluice": {"attempts": N,
-//       "timings": {...}}}
+//       "timings": {...}, "tenant": "..." (when the job had one)}}
 //    or for a job that failed for good "response": null, "error": {"code","message"};
 //    Protobuf: sluice.jobs.v1.JobResult.
 //  - retry: the job with attempt, not_before and errors updated (encode_job).
@@ -73,6 +73,9 @@ struct Job {
   std::int64_t not_before_unix_ms = 0;    // not to be attempted before; 0: at once
   std::int64_t deadline_unix_ms = 0;      // give up after; 0: the pipeline's default deadline
   std::string traceparent;                // W3C trace context; empty when none
+  // Whose job: the tenant of the API key that queued it over HTTP (docs/operations.md,
+  // "Tenants"); the request runs as that tenant and GET /v1/jobs/{id} answers only it. Empty: none.
+  std::string tenant;
   std::vector<JobError> errors;           // of the attempts so far
   JobEncoding encoding = JobEncoding::kJson;
 };

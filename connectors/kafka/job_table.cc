@@ -2,13 +2,14 @@
 
 namespace sluice::kafka {
 
-void JobTable::queued(const std::string& id, std::int64_t unix_ms) {
+void JobTable::queued(const std::string& id, std::int64_t unix_ms, const std::string& tenant) {
   MutexLock lock(mu_);
   if (auto found = index_.find(id); found != index_.end()) {
+    // A result already seen keeps the tenant it carries.
     found->second->job.queued_unix_ms = unix_ms;
     return written_locked(found->second);
   }
-  entries_.push_front(Entry{id, http::JobLookup{http::JobLookup::State::kQueued, unix_ms, {}}});
+  entries_.push_front(Entry{id, http::JobLookup{http::JobLookup::State::kQueued, unix_ms, {}, tenant}});
   index_.emplace(id, entries_.begin());
   bytes_ += cost(entries_.front());
   written_locked(entries_.begin());
@@ -23,7 +24,7 @@ void JobTable::forget_queued(const std::string& id) {
   index_.erase(found);
 }
 
-void JobTable::finished(const std::string& id, std::string result_line) {
+void JobTable::finished(const std::string& id, std::string result_line, std::string tenant) {
   MutexLock lock(mu_);
   auto found = index_.find(id);
   if (found == index_.end()) {
@@ -35,6 +36,7 @@ void JobTable::finished(const std::string& id, std::string result_line) {
   Entry& e = *found->second;
   e.job.state = http::JobLookup::State::kFinished;
   e.job.result_line = std::move(result_line);
+  e.job.tenant = std::move(tenant);
   bytes_ += cost(e);
   written_locked(found->second);
 }

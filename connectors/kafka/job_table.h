@@ -27,11 +27,11 @@ class JobTable {
   JobTable(std::size_t max_entries, std::size_t max_bytes) : max_entries_(max_entries), max_bytes_(max_bytes) {}
 
   // A job this process accepted (kQueued until its result arrives; a result already seen stays).
-  void queued(const std::string& id, std::int64_t unix_ms);
+  void queued(const std::string& id, std::int64_t unix_ms, const std::string& tenant);
   // Its queueing failed: forgotten unless a result is there.
   void forget_queued(const std::string& id);
-  // A result line for `id` from the results topic.
-  void finished(const std::string& id, std::string result_line);
+  // A result line for `id` from the results topic, of the job's `tenant` (x_sluice.tenant).
+  void finished(const std::string& id, std::string result_line, std::string tenant);
 
   std::optional<http::JobLookup> lookup(const std::string& id) const;
   std::size_t size() const;
@@ -43,7 +43,9 @@ class JobTable {
     std::string id;
     http::JobLookup job;
   };
-  static std::size_t cost(const Entry& e) { return e.id.size() + e.job.result_line.size() + sizeof(Entry); }
+  static std::size_t cost(const Entry& e) {
+    return e.id.size() + e.job.result_line.size() + e.job.tenant.size() + sizeof(Entry);
+  }
   // Moves `it` to the front (most recently written) and evicts past the bounds.
   void written_locked(std::list<Entry>::iterator it) REQUIRES(mu_);
 

@@ -138,7 +138,7 @@ void KafkaJobQueue::enqueue(http::JobRecord record, std::function<void(Status)> 
     return done(Status::Error(StatusCode::kUnavailable, std::to_string(config_.max_pending()) +
                                                             " jobs are waiting for the broker (async_jobs.max_pending)"));
   }
-  table_.queued(record.id, unix_ms());
+  table_.queued(record.id, unix_ms(), record.tenant);
   auto* pending = new Pending{record.id, std::move(done)};
   // RD_KAFKA_MSG_F_COPY: the record's bytes live in `record`, which goes out of scope.
   if (rd_kafka_produce(jobs_topic_, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, record.line.data(), record.line.size(),
@@ -227,8 +227,12 @@ void KafkaJobQueue::take_result(const rd_kafka_message_t& message) {
   std::string line(bytes ? bytes : "", message.len);
   const auto parsed = nlohmann::json::parse(line, nullptr, false);
   if (!parsed.is_object() || !parsed.contains("id") || !parsed["id"].is_string()) return;
+  std::string tenant;  // the job's, copied into x_sluice by the worker (job_codec.h)
+  if (const auto x = parsed.find("x_sluice"); x != parsed.end() && x->is_object()) {
+    if (const auto t = x->find("tenant"); t != x->end() && t->is_string()) tenant = t->get<std::string>();
+  }
   const std::uint64_t evicted_before = table_.evicted();
-  table_.finished(parsed["id"].get<std::string>(), std::move(line));
+  table_.finished(parsed["id"].get<std::string>(), std::move(line), std::move(tenant));
   results_total_->inc();
   forgotten_total_->inc(static_cast<double>(table_.evicted() - evicted_before));
 }

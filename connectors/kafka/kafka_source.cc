@@ -346,6 +346,7 @@ void KafkaSource::Impl::submit_job(const JobTaskPtr& task) {
   request->external_id = std::move(external_id);
   request->want_timings = true;
   if (!job.traceparent.empty() && http::valid_traceparent(job.traceparent)) request->traceparent = job.traceparent;
+  request->tenant = job.tenant;  // caches and fairness scoped as the HTTP request would have been
   task->submitted_at = now;
   task->completed_in_submit = false;
   task->submitting_thread.store(std::this_thread::get_id(), std::memory_order_release);

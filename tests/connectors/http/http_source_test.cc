@@ -343,6 +343,27 @@ TEST_F(HttpSourceTest, OverloadedAnswers429WithRetryAfterRoundedUp) {
   EXPECT_EQ(r.header("retry-after"), "1");
 }
 
+// A bug below the handlers (here: the intake throws) ends that one request with a 500 that
+// carries a reference, counted; the server goes on serving the next request.
+TEST_F(HttpSourceTest, AnExceptionInAHandlerAnswers500AndTheServerGoesOn) {
+  start();
+  intake_.throw_on_submit("injected failure");
+  auto r = roundtrip(chat(chat_body(false)));
+  EXPECT_EQ(r.status, 500);
+  json body = parse_json(r.body);
+  EXPECT_EQ(body["error"]["code"], "internal_error");
+  const std::string reference = r.header("x-request-id");
+  EXPECT_EQ(reference.rfind("err-", 0), 0u) << reference;
+  EXPECT_NE(body["error"]["message"].get<std::string>().find(reference), std::string::npos) << r.body;
+  EXPECT_EQ(metric("sluice_http_handler_exceptions_total{source=\"web\"}"), 1);
+  intake_.throw_on_submit(std::nullopt);
+  TestClient client(port());
+  client.send(chat(chat_body(false)));
+  RequestPtr req = intake_.next_request();
+  req->complete(Status::Ok(), now());
+  EXPECT_EQ(client.read_response().status, 200);
+}
+
 TEST_F(HttpSourceTest, DrainingAnswers503) {
   start();
   intake_.draining_ = true;

@@ -21,6 +21,10 @@ namespace sluice::http::testing {
 class ScriptedIntake final : public RequestIntake {
  public:
   Status submit(const std::string& source, const RequestPtr& request) override {
+    {
+      std::lock_guard lock(mu_);
+      if (throw_on_submit_) throw std::runtime_error(*throw_on_submit_);  // a bug in the layer below
+    }
     if (reject_with_) {
       Status s = *reject_with_;
       request->complete(s, clock_.now());
@@ -62,6 +66,11 @@ class ScriptedIntake final : public RequestIntake {
   }
 
   void reject_with(Status s) { reject_with_ = std::move(s); }
+  // submit() throws (what a bug below the HTTP layer looks like to it) until cleared.
+  void throw_on_submit(std::optional<std::string> what) {
+    std::lock_guard lock(mu_);
+    throw_on_submit_ = std::move(what);
+  }
   std::atomic<bool> draining_{false};
   std::atomic<bool> ready_{true};
   mutable ManualClock clock_{1000 * kNanosPerSecond};
@@ -72,6 +81,7 @@ class ScriptedIntake final : public RequestIntake {
   std::vector<std::string> stages_{"admit", "template"};
   std::atomic<std::uint64_t> next_id_{1};
   std::optional<Status> reject_with_;
+  std::optional<std::string> throw_on_submit_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<RequestPtr> queue_;

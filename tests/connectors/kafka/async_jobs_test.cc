@@ -5,12 +5,17 @@
 // defer_when_shed class becomes a job and completes too; a job id nobody queued is 404.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
+#include "connectors/http/api_key_hash.h"
 #include "connectors/http/http_source.h"
 #include "connectors/kafka/kafka_job_queue.h"
 #include "connectors/kafka/kafka_source.h"
@@ -104,10 +109,10 @@ ClientResponse request(std::uint16_t port, const std::string& method, const std:
 const std::string kChat = R"({"model":"sluice","messages":[{"role":"user","content":"hi"}]})";
 
 // GET /v1/jobs/{id} until its status is not "queued" (or 20 s pass).
-json wait_for_job(std::uint16_t port, const std::string& id) {
+json wait_for_job(std::uint16_t port, const std::string& id, const std::string& headers = "") {
   json last;
   for (int i = 0; i < 400; ++i) {
-    ClientResponse r = request(port, "GET", "/v1/jobs/" + id);
+    ClientResponse r = request(port, "GET", "/v1/jobs/" + id, headers);
     EXPECT_EQ(r.status, 200) << r.body;
     last = json::parse(r.body);
     if (last["status"] != "queued") return last;
@@ -158,6 +163,53 @@ TEST(AsyncJobs, AsyncRequestIsQueuedAnsweredByAWorkerAndFetched) {
   EXPECT_EQ(failed["status"], "failed") << failed.dump();
   EXPECT_TRUE(failed["response"].is_null());
   EXPECT_TRUE(failed["error"].is_object());
+}
+
+// With API keys a job belongs to the key's tenant: the worker runs it as that tenant, its result
+// line says so, and GET /v1/jobs/{id} answers it only to that tenant's keys (another tenant's,
+// and a job written to Kafka without a tenant, are 404 like an unknown id).
+TEST(AsyncJobs, AJobIsAnsweredOnlyToItsTenant) {
+  MockKafka kafka;
+  kafka.create_job_topics(1);
+  const std::string key_a = "sk-sluice-tenant-a-0123456789abcdef", key_b = "sk-sluice-tenant-b-0123456789abcdef";
+  const std::string keys_file = (std::filesystem::temp_directory_path() /
+                                 ("sluice-async-tenants-" + std::to_string(::getpid()) + ".yaml")).string();
+  std::ofstream(keys_file) << "keys:\n  - {id: a, hash: \"" << http::hash_api_key(key_a)
+                           << "\", scopes: [infer], tenant: team-a}\n  - {id: b, hash: \"" << http::hash_api_key(key_b)
+                           << "\", scopes: [infer], tenant: team-b}\n";
+  std::string yaml = http_yaml(kafka, "");
+  const std::string at = "default_priority: P0, ";
+  yaml.replace(yaml.find(at), at.size(), at + "auth: {keys_file: \"" + keys_file + "\"}, ");
+  Served front(yaml);
+  front.serve_http();
+  Served back(worker_yaml(kafka));
+  back.work();
+  const std::uint16_t port = front.http->port();
+  const std::string as_a = "Authorization: Bearer " + key_a + "\r\n", as_b = "Authorization: Bearer " + key_b + "\r\n";
+
+  ClientResponse accepted = request(port, "POST", "/v1/chat/completions", as_a + "X-Sluice-Async: true\r\n", kChat);
+  ASSERT_EQ(accepted.status, 202) << accepted.body;
+  const std::string id = json::parse(accepted.body)["id"];
+  const json done = wait_for_job(port, id, as_a);
+  ASSERT_EQ(done["status"], "completed") << done.dump();
+  ClientResponse other = request(port, "GET", "/v1/jobs/" + id, as_b);
+  EXPECT_EQ(other.status, 404) << other.body;
+  EXPECT_EQ(json::parse(other.body)["error"]["code"], "job_not_found");
+  const auto results = kafka.read("sluice.results", 1, std::chrono::milliseconds(5000));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(json::parse(results[0].value)["x_sluice"]["tenant"], "team-a") << results[0].value;
+
+  // Written straight to Kafka (kcat, a batch job): no tenant, so no key reads it over HTTP.
+  kafka.produce("sluice.jobs", "", R"({"custom_id":"direct-1","url":"/v1/chat/completions","body":)" + kChat + "}");
+  kafka.flush();
+  std::optional<http::JobLookup> direct;
+  for (int i = 0; i < 400 && !(direct = front.queue->lookup("direct-1")); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(direct.has_value()) << "the result of direct-1 never reached the job table";
+  EXPECT_EQ(direct->tenant, "");
+  EXPECT_EQ(request(port, "GET", "/v1/jobs/direct-1", as_a).status, 404);
+  std::filesystem::remove(keys_file);
 }
 
 TEST(AsyncJobs, BadAsyncRequestsAre400AndUnknownJobs404) {

@@ -74,6 +74,7 @@ Job full_job(JobEncoding encoding) {
   job.not_before_unix_ms = 1'700'000'000'500;
   job.deadline_unix_ms = 1'700'000'060'000;
   job.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  job.tenant = "team-a";
   job.errors = {{"overloaded", "queue full", 429, 1, 1'700'000'000'000}, {"deadline_exceeded", "too slow", 504, 2, 1'700'000'000'400}};
   job.encoding = encoding;
   return job;
@@ -89,6 +90,7 @@ void expect_same_job(const Job& a, const Job& b) {
   EXPECT_EQ(a.not_before_unix_ms, b.not_before_unix_ms);
   EXPECT_EQ(a.deadline_unix_ms, b.deadline_unix_ms);
   EXPECT_EQ(a.traceparent, b.traceparent);
+  EXPECT_EQ(a.tenant, b.tenant);
   EXPECT_EQ(a.encoding, b.encoding);
   ASSERT_EQ(a.errors.size(), b.errors.size());
   for (std::size_t i = 0; i < a.errors.size(); ++i) {
@@ -460,7 +462,9 @@ TEST(JobCodec, FailedResultHasAnErrorAndNoResponse) {
   EXPECT_TRUE(r["custom_id"].is_null());
   EXPECT_TRUE(r["response"].is_null());
   EXPECT_EQ(r["error"], json::parse(R"({"code":"deadline_exceeded","message":"gave up after 3 attempts"})"));
-  EXPECT_EQ(r["x_sluice"], json::parse(R"({"attempts":3})"));
+  EXPECT_EQ(r["x_sluice"], json::parse(R"({"attempts":3})")) << "no tenant: none written";
+  job.tenant = "team-a";
+  EXPECT_EQ(parsed(encode_result(job, outcome))["x_sluice"]["tenant"], "team-a");
 }
 
 TEST(JobCodec, ResultsAreValidJsonWhateverTheBytes) {
@@ -497,6 +501,7 @@ TEST(JobCodec, ProtoResultParses) {
   EXPECT_EQ(m.body(), outcome.body);
   EXPECT_EQ(m.attempts(), 3u);
   EXPECT_EQ(m.timings_json(), outcome.timings_json);
+  EXPECT_EQ(m.tenant(), "team-a");
   EXPECT_FALSE(m.has_error());
 
   outcome.ok = false;
