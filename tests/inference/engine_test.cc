@@ -241,6 +241,32 @@ TEST_F(EngineTest, ACachedPrefixSkipsItsPrefillWithoutChangingTheOutput) {
   EXPECT_EQ(third.result.text, second.result.text);
 }
 
+// The prefix cache is scoped by tenant: another tenant's identical prompt is prefilled in full
+// (no KV shared, nothing to learn from its timing), the same tenant's reuses it.
+TEST_F(EngineTest, ATenantNeverReusesAnotherTenantsPrefix) {
+  std::string prompt;
+  for (int i = 0; i < 8; ++i) prompt += "You are a kind storyteller who tells short stories. ";
+  EngineScheduler s(*model, EngineOptions{});
+  Out a1, b1, a2;
+  GenerationRequest r = request(prompt, 10, &a1);
+  r.tenant = "team-a";
+  s.add(std::move(r), Steady::now());
+  run_until_idle(s);
+  r = request(prompt, 10, &b1);
+  r.tenant = "team-b";
+  s.add(std::move(r), Steady::now());
+  run_until_idle(s);
+  r = request(prompt, 10, &a2);
+  r.tenant = "team-a";
+  s.add(std::move(r), Steady::now());
+  run_until_idle(s);
+  EXPECT_EQ(b1.result.reused_tokens, 0);
+  // Whole blocks (16 tokens by default) of the same tenant's prompt are reused.
+  EXPECT_GE(a2.result.reused_tokens, a2.result.prompt_tokens - 16);
+  EXPECT_EQ(b1.result.text, a1.result.text);
+  EXPECT_EQ(a2.result.text, a1.result.text);
+}
+
 TEST_F(EngineTest, ForgedHashCollisionsNeverServeAnotherPromptsKv) {
   EngineScheduler s(*model, EngineOptions{});
   s.set_chain_hash([](uint64_t, const int32_t*, int) { return uint64_t(1); });
