@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <cstdio>
 #include <set>
 #include <stdexcept>
@@ -20,6 +21,10 @@ std::string or_default(const std::string& value, const char* fallback) { return 
 // The longest a consumer poll blocks: the loop's granularity for due retries, held jobs,
 // commits and resuming. Records themselves wake it at once.
 constexpr Nanos kPollSlice = 100 * 1'000'000;
+// How long the loop holds off polling at max_in_flight before it pauses the partitions instead.
+constexpr Nanos kFullPauseAfter = 100 * 1'000'000;
+// Its wait between checks meanwhile.
+constexpr Nanos kHoldSlice = 1'000'000;
 // A job refused at intake is offered again after its Retry-After, within these bounds.
 constexpr Nanos kMinIntakeBackoff = 10 * 1'000'000;
 constexpr Nanos kMaxIntakeBackoff = kNanosPerSecond;
@@ -238,10 +243,16 @@ void KafkaSource::Impl::consume_loop() {
       submit_job(std::exchange(blocked, nullptr));
     }
     if (accepting.load() && !blocked) release_due_retries();
-    apply_pause();
+    apply_pause(now);
     if (now - last_commit >= commit_interval) {
       commit(/*sync=*/false, /*all=*/false);
       last_commit = now;
+    }
+    if (holding_for_acks()) {
+      // The bound holds without pausing: nothing is polled until acknowledgements bring the
+      // jobs in flight down to the resume mark (or kFullPauseAfter passes and apply_pause pauses).
+      std::this_thread::sleep_for(std::chrono::nanoseconds(kHoldSlice));
+      continue;
     }
     Nanos wait = kPollSlice;
     if (blocked) wait = std::min(wait, std::max<Nanos>(0, blocked_retry_at - now));
@@ -374,12 +385,15 @@ void KafkaSource::Impl::hand_back(const JobTaskPtr&) {
   in_flight.fetch_sub(1);
 }
 
-void KafkaSource::Impl::apply_pause() {
+void KafkaSource::Impl::apply_pause(Nanos now) {
   const std::size_t now_in_flight = in_flight.load();
-  if (now_in_flight >= config.max_in_flight()) full_in_flight = true;
+  if (now_in_flight >= config.max_in_flight() && !full_in_flight) {
+    full_in_flight = true;
+    full_since = now;
+  }
   if (now_in_flight <= resume_in_flight()) full_in_flight = false;
   waiting_for_acks.store(full_in_flight);
-  const bool all = !accepting.load() || blocked || full_in_flight;
+  const bool all = !accepting.load() || blocked || (full_in_flight && now - full_since >= kFullPauseAfter);
   // Hysteresis for the retry topic: paused at max_delayed held, resumed under half.
   const std::size_t held = delayed_count.load();
   if (held >= config.max_delayed()) retry_full = true;

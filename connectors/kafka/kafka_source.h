@@ -12,8 +12,10 @@
 //  - A malformed record is dead-lettered alone, with its original bytes and the reason; it
 //    never stops the partition or fails other jobs.
 //  - Bounded: at most max_in_flight jobs taken and not acknowledged; max_delayed retry records
-//    held until due. At either bound the partitions concerned are paused (the records stay in
-//    Kafka), not buffered. A job the pipeline refuses at intake (its class's queue full, the
+//    held until due. At max_in_flight the loop stops polling (librdkafka's bounded prefetch
+//    keeps the next records) and pauses every partition only if that lasts over 100 ms; at
+//    max_delayed the retry topic is paused (the records stay in Kafka); nothing is buffered
+//    beyond the bounds. A job the pipeline refuses at intake (its class's queue full, the
 //    shedding ladder at its class) is held, every partition paused, and offered again after the
 //    Retry-After (at most 1 s): backpressure, not a retry. A job shed after it was admitted,
 //    timed out or failed is retried through `retry_topic` (retry_policy.h).

@@ -85,8 +85,10 @@ struct KafkaSource::Impl {
   void handle_message(rd_kafka_message_t* message);
   void submit_job(const JobTaskPtr& task);
   void release_due_retries();
-  void apply_pause();
-  // Half of max_in_flight: where partitions paused at max_in_flight resume.
+  void apply_pause(Nanos now);
+  // Whether the loop is to wait for acknowledgements instead of polling (full, not paused yet).
+  bool holding_for_acks() const { return full_in_flight && !paused_all.load(); }
+  // Half of max_in_flight: where the loop, held (or paused) at max_in_flight, takes records again.
   std::size_t resume_in_flight() const { return config.max_in_flight() / 2; }
   void commit(bool sync, bool all);
   void on_rebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
@@ -144,11 +146,14 @@ struct KafkaSource::Impl {
   std::map<OffsetTracker::Partition, bool> paused_now;  // assigned partitions, and whether paused
   Nanos last_commit = 0;
   bool retry_full = false;  // the retry topic is paused: max_delayed records are held
-  // Every partition is paused because max_in_flight jobs were in flight; resumed at
-  // resume_in_flight() or fewer, not at the first free slot: pausing drops the records
-  // librdkafka had prefetched, so pausing and resuming one slot at a time fetches each batch
-  // again per job.
+  // max_in_flight jobs were in flight, and not yet resume_in_flight() or fewer (not the first
+  // free slot). While full the loop does not poll, so the bound holds and librdkafka keeps its
+  // prefetched records; only when full for longer than kFullPauseAfter (jobs stalled) are the
+  // partitions paused, so that polling can go on serving rebalances. Pausing drops the
+  // prefetched records, and each pause-resume cycle cost about 300 ms on the mock cluster
+  // (800 jobs/s at the default bound against 7,800 without pausing: docs/benchmarks.md).
   bool full_in_flight = false;
+  Nanos full_since = 0;  // when full_in_flight last became true
 
   // ---- any thread
   Mutex pending_mu;
@@ -159,7 +164,7 @@ struct KafkaSource::Impl {
   std::atomic<std::size_t> in_flight_peak{0};
   std::atomic<std::size_t> delayed_count{0};
   std::atomic<bool> paused_all{false};
-  std::atomic<bool> waiting_for_acks{false};  // paused on full_in_flight: an ack at the mark wakes the loop
+  std::atomic<bool> waiting_for_acks{false};  // full_in_flight: an ack at the mark wakes the loop
   std::atomic<int> assigned_partitions{0};  // of the jobs and retry topics; written by the rebalance callback
 
   // ---- metrics

@@ -272,6 +272,28 @@ TEST(KafkaSource, BackpressurePausesAndTheInFlightBoundHolds) {
   EXPECT_EQ(results.size(), static_cast<std::size_t>(kJobs));
 }
 
+// At max_in_flight the loop stops polling (the bound holds, librdkafka keeps its prefetch);
+// when the jobs in flight stay that many past 100 ms (slow jobs here, about 250 ms each) the
+// partitions are paused as well, so polling serves rebalances again. Every job is answered.
+TEST(KafkaSource, TheInFlightBoundHoldsWithoutARouterAndSlowJobsPause) {
+  MockKafka kafka;
+  kafka.create_job_topics(2);
+  Worker w(kafka, "max_in_flight: 4", "", "{text: a b c d e, token_interval: 50ms}");
+  constexpr int kJobs = 12;
+  for (int i = 0; i < kJobs; ++i) kafka.produce("sluice.jobs", "", chat_line("if-" + std::to_string(i)));
+  kafka.flush();
+  bool seen_paused = false;
+  ASSERT_TRUE(eventually([&] {
+    const auto c = w.source->counts();
+    seen_paused = seen_paused || c.paused;
+    return c.completed >= kJobs;
+  }, milliseconds(60000)))
+      << w.source->counts().completed;
+  EXPECT_LE(w.source->counts().in_flight_peak, 4u);
+  EXPECT_TRUE(seen_paused) << "jobs of 250 ms held the bound past 100 ms: the partitions should have paused";
+  EXPECT_EQ(results_by_id(kafka.read("sluice.results", kJobs, milliseconds(10000))).size(), static_cast<std::size_t>(kJobs));
+}
+
 // Two workers in one group split four partitions; the first stops mid-run (its partitions move
 // to the second). Zero jobs are lost; any job answered twice is recognisable by its id.
 TEST(KafkaSource, TwoWorkersSplitTheGroupAndOneLeavingLosesNothing) {
