@@ -632,6 +632,9 @@ std::string encode_result(const Job& job, const JobOutcome& outcome) {
 std::string encode_dead_letter(const DeadLetterInput& letter) {
   const Job* job = letter.job;
   const JobEncoding encoding = job ? job->encoding : letter.encoding;
+  const DecodeFailure* f = job ? nullptr : letter.failure;
+  const std::string_view id = job ? job->id : f ? f->id : std::string_view();
+  const std::string_view custom_id = job ? job->custom_id : f ? f->custom_id : std::string_view();
   if (encoding == JobEncoding::kProto) {
     pb::DeadLetter m;
     if (job) {
@@ -644,12 +647,11 @@ std::string encode_dead_letter(const DeadLetterInput& letter) {
     m.set_source_offset(letter.source.offset);
     to_proto(letter.reason, m.mutable_reason());
     m.set_attempts(letter.attempts);
+    m.set_id(valid_utf8(id));
+    m.set_custom_id(valid_utf8(custom_id));
     return m.SerializeAsString();
   }
   ordered d = ordered::object();
-  const DecodeFailure* f = job ? nullptr : letter.failure;
-  const std::string_view id = job ? job->id : f ? f->id : std::string_view();
-  const std::string_view custom_id = job ? job->custom_id : f ? f->custom_id : std::string_view();
   d["id"] = id.empty() ? ordered(nullptr) : text(id);
   d["custom_id"] = custom_id.empty() ? ordered(nullptr) : text(custom_id);
   d["reason"] = ordered{{"code", text(letter.reason.code)}, {"message", text(letter.reason.message)}};

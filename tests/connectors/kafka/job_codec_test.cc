@@ -573,6 +573,8 @@ TEST(JobCodec, DeadLetterOfAJobCarriesItsErrors) {
   ASSERT_TRUE(m.ParseFromString(encode_dead_letter(letter)));
   EXPECT_EQ(m.original(), proto_original);
   EXPECT_EQ(m.job().id(), "request-7");
+  EXPECT_EQ(m.id(), "request-7");
+  EXPECT_EQ(m.custom_id(), "request-7");
   EXPECT_EQ(m.source_topic(), "jobs-retry");
   EXPECT_EQ(m.source_partition(), 2);
   EXPECT_EQ(m.source_offset(), 100);
@@ -594,6 +596,26 @@ TEST(JobCodec, ProtoDeadLetterOfGarbageKeepsTheBytes) {
   EXPECT_EQ(m.original(), garbage);
   EXPECT_EQ(m.source_topic(), "jobs\xEF\xBF\xBD");
   EXPECT_EQ(m.reason().message(), "not a job");
+
+  // A protobuf record refused after its custom_id was read keeps it, as the JSON letter does.
+  pb::Job refused;
+  refused.set_endpoint(pb::CHAT_COMPLETIONS);
+  refused.set_custom_id("kept-7");
+  refused.set_body("[1]");  // not a JSON object
+  const std::string bytes = refused.SerializeAsString();
+  DecodedJob decoded = decode_job(bytes, RecordRef{"jobs", 0, 2, ""});
+  ASSERT_TRUE(std::holds_alternative<DecodeFailure>(decoded));
+  const DecodeFailure failure = std::get<DecodeFailure>(decoded);
+  DeadLetterInput refused_letter;
+  refused_letter.failure = &failure;
+  refused_letter.encoding = failure.encoding;
+  refused_letter.original = bytes;
+  refused_letter.source = RecordRef{"jobs", 0, 2, ""};
+  refused_letter.reason = {failure.code, failure.message, 400, 1, 0};
+  pb::DeadLetter r;
+  ASSERT_TRUE(r.ParseFromString(encode_dead_letter(refused_letter)));
+  EXPECT_EQ(r.custom_id(), "kept-7");
+  EXPECT_EQ(r.id(), "kept-7");
 }
 
 }  // namespace
