@@ -51,6 +51,7 @@ struct GenerationRequest {
   std::vector<std::string> stop;    // stop strings, excluded from the text
   int priority = 0;                 // engine: class index, 0 most urgent
   std::string tenant;               // engine: scopes prefix reuse; tenants never share KV
+  std::string request_id;           // engine: names the request in logs (the pipeline's external id)
   // Polled before every token (engine: every step): true stops the sequence as cancelled.
   std::function<bool()> should_stop;
   // Text as it is decoded (never a split UTF-8 character); on the engine's thread for the engine.

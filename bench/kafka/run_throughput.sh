@@ -25,21 +25,8 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "run_throughput: $*" >&2; exit 1; }
-wait_line() {  # file pattern pid what: waits up to 15 s for the line, prints it
-  local line
-  for _ in $(seq 1 150); do
-    line=$(grep -m1 -e "$2" "$1" 2> /dev/null || true)
-    [[ -n "$line" ]] && { echo "$line"; return 0; }
-    kill -0 "$3" 2> /dev/null || fail "$4 exited before saying '$2'"
-    sleep 0.1
-  done
-  fail "$4 never said '$2'"
-}
-metric() {  # host:port series [label] -> the value of the first line with both (0 when unreadable)
-  local r
-  r=$(curl -s --max-time 5 "http://$1/metrics" | grep -F "$2" | grep -F -- "${3:-}" | head -1 | awk '{print $2}')
-  echo "${r:-0}"
-}
+# wait_line, metric
+source "$(dirname "$0")/../../tests/apps/lib.sh"
 cpu_by_group() {  # pids... -> "rdk sluice_kafka rest" CPU seconds of their threads
   python3 - "$@" << 'PY'
 import glob, sys

@@ -390,6 +390,14 @@ void EngineScheduler::retire_finished() {
   waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), finished), waiting_.end());
 }
 
+std::vector<std::string> EngineScheduler::request_ids() const {
+  std::vector<std::string> ids;
+  for (const auto* list : {&running_, &waiting_}) {
+    for (const auto& s : *list) ids.push_back(s->request.request_id.empty() ? "(no id)" : s->request.request_id);
+  }
+  return ids;
+}
+
 void EngineScheduler::abort_all(FinishReason how, const std::string& error) {
   for (auto* list : {&running_, &waiting_}) {
     for (auto& s : *list) {

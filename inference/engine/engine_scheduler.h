@@ -82,6 +82,8 @@ class EngineScheduler {
 
   size_t waiting() const { return waiting_.size(); }
   size_t running() const { return running_.size(); }
+  // The request ids (GenerationRequest::request_id) of the running, then the waiting sequences.
+  std::vector<std::string> request_ids() const;
   const EngineOptions& options() const { return options_; }
   int context() const { return context_; }
   int classes() const { return int(options_.class_caps.size()); }

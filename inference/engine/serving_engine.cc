@@ -126,8 +126,13 @@ void ServingEngine::run() {
 }
 
 void ServingEngine::fail_all(const std::string& what) {
-  std::fprintf(stderr, "sluice: serving engine (%s): a step failed: %s; its %zu running and %zu waiting sequences end with an error\n",
-               options_.model_id.c_str(), what.c_str(), scheduler_->running(), scheduler_->waiting());
+  // Every request the step's failure ends, by id, so each client's error finds its log line.
+  std::string ids;
+  for (const std::string& id : scheduler_->request_ids()) ids += (ids.empty() ? "" : ", ") + id;
+  std::fprintf(stderr,
+               "sluice: serving engine (%s): a step failed: %s; its %zu running and %zu waiting sequences end with an "
+               "error: %s\n",
+               options_.model_id.c_str(), what.c_str(), scheduler_->running(), scheduler_->waiting(), ids.c_str());
   if (metrics_) metrics_->step_failures->inc();
   try {
     scheduler_->abort_all(FinishReason::kError, "the serving engine's step failed: " + what);

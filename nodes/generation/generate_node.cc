@@ -107,6 +107,7 @@ GenerationRequest engine_request_for(const RequestPtr& request, PromptText promp
   // Unrouted requests (kDefaultPriority) count as interactive: HTTP's default class is P0.
   e.priority = request->priority == Request::kDefaultPriority ? 0 : int(request->priority);
   e.tenant = request->tenant;
+  e.request_id = request->external_id;
   e.should_stop = [request, clock, stopping] {
     return request->cancelled() || request->done() || request->expired(clock->now()) ||
            stopping->load(std::memory_order_relaxed);

@@ -39,17 +39,8 @@ fail() {
   done
   exit 1
 }
-# Waits up to 15 s for a line matching `pattern` in `file` while `pid` lives; prints the line.
-wait_line() {  # file pattern pid what
-  local line
-  for _ in $(seq 1 150); do
-    line=$(grep -m1 -e "$2" "$1" 2> /dev/null || true)
-    [[ -n "$line" ]] && { echo "$line"; return 0; }
-    kill -0 "$3" 2> /dev/null || fail "$4 exited before saying '$2'"
-    sleep 0.1
-  done
-  fail "$4 never said '$2'"
-}
+# wait_line, metric
+source "$(dirname "$0")/lib.sh"
 
 # The shipped pipelines named on the command line must validate.
 for arg in "$@"; do
@@ -99,11 +90,7 @@ PORT_A=$(wait_line "$DIR/a.log" "serving on" "$A" "worker a" | sed 's|.*http://|
 PORT_B=$(wait_line "$DIR/b.log" "serving on" "$B" "worker b" | sed 's|.*http://||')
 # Each worker owns partitions before anything is produced: otherwise the first member to join
 # can take every job before the group's rebalance gives the second any (seen on a 2-core CI).
-assigned() {  # host:port -> sluice_kafka_assigned_partitions of the worker there (0 when unreadable)
-  local r
-  r=$(curl -s --max-time 5 "http://$1/metrics" | sed -n 's/^sluice_kafka_assigned_partitions{source="jobs"} \([0-9]*\).*/\1/p')
-  echo "${r:-0}"
-}
+assigned() { metric "$1" 'sluice_kafka_assigned_partitions{source="jobs"}'; }  # host:port
 for _ in $(seq 1 300); do
   (($(assigned "$PORT_A") > 0 && $(assigned "$PORT_B") > 0)) && break
   sleep 0.1
@@ -128,11 +115,7 @@ echo "kafka_worker_test: $((SECONDS - START)) s: produced $SENT records"
 
 # Once a fifth of the jobs are answered and both workers have taken records (the group split
 # the partitions), SIGKILL the one that has taken the most.
-records() {  # host:port -> sluice_kafka_records_total of the worker there (0 when unreadable)
-  local r
-  r=$(curl -s --max-time 5 "http://$1/metrics" | sed -n 's/^sluice_kafka_records_total{source="jobs"} \([0-9]*\).*/\1/p')
-  echo "${r:-0}"
-}
+records() { metric "$1" 'sluice_kafka_records_total{source="jobs"}'; }  # host:port
 RA=0 RB=0 done_now=0
 deadline=$((SECONDS + 40))
 while ((SECONDS < deadline)); do

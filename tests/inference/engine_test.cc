@@ -394,13 +394,18 @@ TEST_F(EngineTest, AStepThatThrowsEndsItsSequencesWithAnErrorAndTheEngineServesO
   bad.prompt = "Once upon a time";
   bad.sampling.temperature = 0;
   bad.max_tokens = 50;
+  bad.request_id = "chatcmpl-41";
   bad.on_text = [](std::string_view) { throw std::runtime_error("callback bug"); };
   bad.on_finish = collect;
+  ::testing::internal::CaptureStderr();
   ASSERT_TRUE(engine.submit(std::move(bad)).ok());
   {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return results.size() == 1; }));
   }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("a step failed: callback bug"), std::string::npos) << log;
+  EXPECT_NE(log.find("end with an error: chatcmpl-41"), std::string::npos) << log << "(the log names the request)";
   EXPECT_EQ(results[0].finish, FinishReason::kError);
   EXPECT_NE(results[0].error.find("callback bug"), std::string::npos) << results[0].error;
   GenerationRequest good = request("The cat sat", 12, nullptr);

@@ -1,0 +1,23 @@
+# Shell helpers shared by the end-to-end scripts (tests/apps/*.sh, bench/*/run_*.sh); sourced.
+# The sourcing script defines fail MESSAGE (print, clean up, exit non-zero) before calling them.
+
+# wait_line FILE PATTERN PID WHAT: waits up to 15 s for a line matching PATTERN in FILE while
+# PID lives, and prints it; fails when PID exits first or the time runs out.
+wait_line() {
+  local line
+  for _ in $(seq 1 150); do
+    line=$(grep -m1 -e "$2" "$1" 2> /dev/null || true)
+    [[ -n "$line" ]] && { echo "$line"; return 0; }
+    kill -0 "$3" 2> /dev/null || fail "$4 exited before saying '$2'"
+    sleep 0.1
+  done
+  fail "$4 never said '$2'"
+}
+
+# metric HOST:PORT SERIES [LABEL]: the value of the first /metrics line containing SERIES (and
+# LABEL when given), 0 when the server does not answer or has no such line.
+metric() {
+  local r
+  r=$(curl -s --max-time 5 "http://$1/metrics" | grep -F -- "$2" | grep -F -- "${3:-}" | head -1 | awk '{print $2}')
+  echo "${r:-0}"
+}
