@@ -156,8 +156,33 @@ StepReport EngineScheduler::step() {
   return report;
 }
 
+template <typename F>
+bool EngineScheduler::contained(Sequence& s, const char* what, F&& f) {
+  try {
+    f();
+    return true;
+  } catch (const std::exception& e) {
+    fail_sequence(s, std::string(what) + " threw: " + e.what());
+  } catch (...) {
+    fail_sequence(s, std::string(what) + " threw a non-standard exception");
+  }
+  return false;
+}
+
+void EngineScheduler::fail_sequence(Sequence& s, const std::string& error) {
+  if (s.computed < 0) return;  // it had finished; its on_finish is what threw (finish() reports that)
+  s.result.error = error;
+  finish(s, FinishReason::kError);
+  if (on_sequence_failure) on_sequence_failure(s.request.request_id, error);
+}
+
 void EngineScheduler::drop_cancelled() {
-  auto stop = [](const SeqPtr& s) { return s->request.should_stop && s->request.should_stop(); };
+  auto stop = [this](const SeqPtr& s) {
+    bool cancelled = false;
+    if (s->request.should_stop && !contained(*s, "its should_stop callback", [&] { cancelled = s->request.should_stop(); }))
+      return false;  // it threw: already finished with kError
+    return cancelled;
+  };
   for (auto& s : running_)
     if (stop(s)) finish(*s, FinishReason::kCancelled);
   for (auto& s : waiting_)
@@ -328,7 +353,9 @@ void EngineScheduler::after_forward(const std::vector<Planned>& planned, StepRep
     const int64_t old = s.computed;
     s.computed += p.n;
     if (options_.prefix_cache) publish_full_blocks(s, old);
-    if (p.logits && sample_next(s, logits_.data() + row * vocab)) ++report.finished;
+    bool finished = false;
+    if (p.logits && contained(s, "sampling or its on_text callback", [&] { finished = sample_next(s, logits_.data() + row * vocab); }))
+      report.finished += finished;
     row += p.logits;
   }
 }
@@ -370,16 +397,35 @@ bool EngineScheduler::sample_next(Sequence& s, float* logits) {
 
 void EngineScheduler::finish(Sequence& s, FinishReason how) {
   if (s.computed < 0) return;  // already finished
-  s.result.finish = how;
   blocks_.release_all(s.table);
-  if (how != FinishReason::kError) s.stream.finish();  // flushes held-back text through on_text
+  if (how != FinishReason::kError) {
+    try {
+      s.stream.finish();  // flushes held-back text through on_text
+    } catch (const std::exception& e) {
+      how = FinishReason::kError;
+      s.result.error = std::string("its on_text callback threw: ") + e.what();
+    } catch (...) {
+      how = FinishReason::kError;
+      s.result.error = "its on_text callback threw a non-standard exception";
+    }
+    if (how == FinishReason::kError && on_sequence_failure) on_sequence_failure(s.request.request_id, s.result.error);
+  }
+  s.result.finish = how;
   s.result.text = s.stream.text();
   s.result.total_seconds = seconds_between(s.submitted, Clock::now());
   auto done = std::move(s.request.on_finish);
   s.request.on_finish = nullptr;
   s.request.should_stop = nullptr;
-  s.computed = -1;
-  if (done) done(s.result);  // marks it for retire_finished()
+  s.computed = -1;  // marks it for retire_finished()
+  if (!done) return;
+  try {
+    done(s.result);
+  } catch (const std::exception& e) {
+    // Nothing is left to tell this request; the others are unaffected.
+    if (on_sequence_failure) on_sequence_failure(s.request.request_id, std::string("its on_finish callback threw: ") + e.what());
+  } catch (...) {
+    if (on_sequence_failure) on_sequence_failure(s.request.request_id, "its on_finish callback threw a non-standard exception");
+  }
 }
 
 void EngineScheduler::retire_finished() {

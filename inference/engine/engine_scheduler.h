@@ -19,6 +19,11 @@
 //  5. Sequences that reached their last token sample the next one, stream its text, and leave
 //     at once when finished; full blocks are published to the prefix cache.
 //
+// A request's own code (its should_stop, on_text and on_finish callbacks, and its sampler)
+// can fail only that request: an exception from it ends that sequence with kError, the error
+// in its result, and is reported through on_sequence_failure; the step goes on for the rest.
+// Only a failure of the shared forward pass throws out of step().
+//
 // Preemption frees a sequence's blocks (those already published stay cached while memory
 // allows) and puts it back in the waiting queue at its original place (its arrival order), so
 // it resumes before anything that arrived after it; on resumption the prefix cache or a
@@ -98,6 +103,9 @@ class EngineScheduler {
   // Called for every emitted token with the time since the sequence's previous token (or
   // since submission for its first): the engine's TTFT and inter-token latency metrics.
   std::function<void(bool first, double seconds)> on_token_timing;
+  // Called when one request's own code threw and only its sequence ended (kError): its
+  // request id and the error. Must not throw.
+  std::function<void(const std::string& request_id, const std::string& error)> on_sequence_failure;
 
  private:
   struct Sequence {
@@ -142,6 +150,11 @@ class EngineScheduler {
   bool sample_next(Sequence& seq, float* logits);  // true when the sequence finished
   void publish_full_blocks(Sequence& seq, int64_t old_computed);
   void finish(Sequence& seq, FinishReason how);
+  // Runs one of a sequence's own callbacks (or its sampler); if it throws, ends that sequence
+  // alone with kError ("<what> threw: ...") and returns false.
+  template <typename F>
+  bool contained(Sequence& seq, const char* what, F&& f);
+  void fail_sequence(Sequence& seq, const std::string& error);
   void retire_finished();
 
   const LlamaModel& model_;

@@ -9,7 +9,7 @@ using SteadyClock = std::chrono::steady_clock;
 
 struct ServingEngine::Metrics {
   Gauge *kv_free, *kv_in_use, *kv_shared, *kv_cached_idle, *waiting, *running, *busy;
-  Counter *prefix_hits, *prefix_reused, *evictions, *cow, *collisions, *generated, *prompt, *step_failures;
+  Counter *prefix_hits, *prefix_reused, *evictions, *cow, *collisions, *generated, *prompt, *step_failures, *sequence_failures;
   std::vector<Counter*> preemptions;
   Histogram *step_sequences, *step_tokens, *ttft, *itl;
   KvBlockStats last_kv;
@@ -20,6 +20,17 @@ ServingEngine::ServingEngine(const LlamaModel& model, const EngineOptions& optio
                              std::vector<std::string> class_names)
     : options_(options) {
   scheduler_ = std::make_unique<EngineScheduler>(model, options_);  // on a backend of options.backend
+  start(metrics, class_names);
+}
+
+ServingEngine::ServingEngine(const LlamaModel& model, const EngineOptions& options, kernels::KernelBackend& backend,
+                             MetricsRegistry* metrics, std::vector<std::string> class_names)
+    : options_(options) {
+  scheduler_ = std::make_unique<EngineScheduler>(model, options_, backend);
+  start(metrics, class_names);
+}
+
+void ServingEngine::start(MetricsRegistry* metrics, const std::vector<std::string>& class_names) {
   options_ = scheduler_->options();
   context_ = scheduler_->context();
   kv_ = scheduler_->kv_stats();
@@ -27,6 +38,12 @@ ServingEngine::ServingEngine(const LlamaModel& model, const EngineOptions& optio
   load_.free_kv_blocks = scheduler_->available_blocks();
   load_.total_kv_blocks = kv_.total;
   if (metrics) register_metrics(*metrics, class_names);
+  Counter* failures = metrics_ ? metrics_->sequence_failures : nullptr;
+  scheduler_->on_sequence_failure = [model_id = options_.model_id, failures](const std::string& id, const std::string& error) {
+    std::fprintf(stderr, "sluice: serving engine (%s): request %s ends with an error: %s\n", model_id.c_str(),
+                 id.empty() ? "(no id)" : id.c_str(), error.c_str());
+    if (failures) failures->inc();
+  };
   thread_ = std::thread([this] { run(); });
 }
 
@@ -57,6 +74,9 @@ void ServingEngine::register_metrics(MetricsRegistry& r, const std::vector<std::
   m.generated = &r.counter("sluice_engine_generated_tokens_total", "Tokens generated", model);
   m.step_failures = &r.counter("sluice_engine_step_failures_total",
                                "Engine steps that failed with an exception (a bug): their sequences ended with an error", model);
+  m.sequence_failures = &r.counter("sluice_engine_sequence_failures_total",
+                                   "Requests whose own callback or sampler threw (a bug): that request alone ended with an error",
+                                   model);
   m.prompt = &r.counter("sluice_engine_prefill_tokens_total", "Prompt positions computed (not served by the cache)", model);
   for (int c = 0; c < scheduler_->classes(); ++c) {
     const std::string name = c < int(class_names.size()) ? class_names[size_t(c)] : "class" + std::to_string(c);

@@ -5,8 +5,9 @@
 //
 // submit() is thread-safe and cheap: it tokenizes and queues; the sequence joins the running
 // batch at the next step. Callbacks (on_text, on_finish) run on the engine thread and must not
-// block. A refused submit (queue full, prompt too long, shutting down) returns the reason and
-// never calls the callbacks.
+// block; one that throws ends its own request alone with kError (engine_scheduler.h). A
+// refused submit (queue full, prompt too long, shutting down) returns the reason and never
+// calls the callbacks.
 //
 // Metrics (when a registry is given), labelled model=<model_id>:
 //   sluice_engine_kv_blocks{state=free|in_use|shared|cached_idle}   gauges
@@ -17,6 +18,8 @@
 //   sluice_engine_ttft_seconds, _inter_token_seconds                     histograms
 //   sluice_engine_generated_tokens_total, _prompt_tokens_total           counters
 //   sluice_engine_step_failures_total                                   counter: steps that threw (fail_all)
+//   sluice_engine_sequence_failures_total                               counter: requests ended alone because
+//                                                                        their own callback or sampler threw
 //   sluice_engine_waiting, _running, _busy_fraction                      gauges
 #pragma once
 
@@ -39,6 +42,10 @@ class ServingEngine {
   // The model must outlive the engine. class_names label the per-class metrics (P0, P1, ...).
   ServingEngine(const LlamaModel& model, const EngineOptions& options, MetricsRegistry* metrics = nullptr,
                 std::vector<std::string> class_names = {});
+  // The same on a borrowed backend (it must outlive the engine and serve nothing else
+  // meanwhile): a backend shared with a caller that owns its device, or one a test wraps.
+  ServingEngine(const LlamaModel& model, const EngineOptions& options, kernels::KernelBackend& backend,
+                MetricsRegistry* metrics = nullptr, std::vector<std::string> class_names = {});
   ~ServingEngine();  // stop()
 
   // Queues a request: ok, kInvalidArgument (it can never run: EngineScheduler::prepare),
@@ -59,9 +66,11 @@ class ServingEngine {
   const LlamaModel& model() const { return scheduler_->model(); }
 
  private:
+  void start(MetricsRegistry* metrics, const std::vector<std::string>& class_names);  // the rest of construction
   void run();
   void publish_metrics(const StepReport& report, double wall_seconds);
-  // Last resort when a step throws: every sequence ends with FinishReason::kError (their
+  // Last resort when a step's forward pass throws (a request's own callbacks fail only that
+  // request: engine_scheduler.h): every sequence ends with FinishReason::kError (their
   // requests answer 500), counted and logged; the engine keeps serving new requests.
   void fail_all(const std::string& what);
   void register_metrics(MetricsRegistry& registry, const std::vector<std::string>& class_names);

@@ -376,55 +376,6 @@ TEST_F(EngineTest, StopFinishesQueuedAndRunningWorkAsShutdown) {
   EXPECT_FALSE(engine.submit(GenerationRequest{}).ok());
 }
 
-// A step that throws (here a text callback: on_text runs inside the step) must not take the
-// engine thread, and with it the process, down: every sequence then in the engine ends with
-// kError and its blocks are freed, and the next request is served normally.
-TEST_F(EngineTest, AStepThatThrowsEndsItsSequencesWithAnErrorAndTheEngineServesOn) {
-  MetricsRegistry metrics;
-  ServingEngine engine(*model, EngineOptions{}, &metrics);
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<GenerationResult> results;
-  auto collect = [&](const GenerationResult& res) {
-    std::lock_guard lock(mu);
-    results.push_back(res);
-    cv.notify_all();
-  };
-  GenerationRequest bad;
-  bad.prompt = "Once upon a time";
-  bad.sampling.temperature = 0;
-  bad.max_tokens = 50;
-  bad.request_id = "chatcmpl-41";
-  bad.on_text = [](std::string_view) { throw std::runtime_error("callback bug"); };
-  bad.on_finish = collect;
-  ::testing::internal::CaptureStderr();
-  ASSERT_TRUE(engine.submit(std::move(bad)).ok());
-  {
-    std::unique_lock lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return results.size() == 1; }));
-  }
-  const std::string log = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(log.find("a step failed: callback bug"), std::string::npos) << log;
-  EXPECT_NE(log.find("end with an error: chatcmpl-41"), std::string::npos) << log << "(the log names the request)";
-  EXPECT_EQ(results[0].finish, FinishReason::kError);
-  EXPECT_NE(results[0].error.find("callback bug"), std::string::npos) << results[0].error;
-  GenerationRequest good = request("The cat sat", 12, nullptr);
-  std::string text;
-  good.on_text = [&](std::string_view piece) { text += piece; };
-  good.on_finish = collect;
-  ASSERT_TRUE(engine.submit(std::move(good)).ok());
-  {
-    std::unique_lock lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return results.size() == 2; }));
-  }
-  EXPECT_EQ(results[1].finish, FinishReason::kLength);
-  EXPECT_EQ(text, alone("The cat sat", 12));
-  engine.stop();
-  EXPECT_EQ(engine.kv_stats().in_use, 0);
-  EXPECT_NE(metrics.exposition().find("sluice_engine_step_failures_total{model=\"\"} 1"), std::string::npos)
-      << metrics.exposition();
-}
-
 // rand15M's 48-wide heads exercise the flash-style attention tiles (kernels/cpu/attention_avx2.cc)
 // with two-vector feature slices, on F32 and F16 KV pools: a sequence's tokens do not depend on
 // its batch mates, on how its prompt was chunked, or on a preemption.
