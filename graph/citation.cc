@@ -1,6 +1,7 @@
 #include "graph/citation.h"
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace sluice {
 
@@ -18,6 +19,13 @@ std::string sources_json(const std::vector<Citation>& citations) {
   for (const auto& c : citations)
     sources.push_back({{"n", c.number}, {"doc_id", c.doc_id}, {"title", c.title}, {"begin", c.begin}, {"end", c.end}});
   return sources.dump();
+}
+
+CitationMode citation_mode(std::string_view name) {
+  if (name.empty() || name == "field") return CitationMode::kField;
+  if (name == "inline") return CitationMode::kInline;
+  if (name == "none") return CitationMode::kNone;
+  throw std::invalid_argument("citations: must be field, inline or none, not '" + std::string(name) + "'");
 }
 
 }  // namespace sluice

@@ -239,17 +239,6 @@ std::string MetricsRegistry::exposition() const {
         }
       }
     }
-    if (f.type == Type::kHistogram) {
-      std::string qname = name + "_quantiles";
-      out += "# HELP " + qname + " P50/P95/P99 of " + name + ", interpolated within buckets\n# TYPE " + qname +
-             " gauge\n";
-      for (const auto& s : f.series) {
-        for (const char* q : {"0.5", "0.95", "0.99"}) {
-          out += qname + format_labels(s->labels, "quantile", q) + " " +
-                 format_value(s->histogram->quantile(std::stod(q))) + "\n";
-        }
-      }
-    }
   }
   return out;
 }

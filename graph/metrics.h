@@ -8,10 +8,11 @@
 // (graph/metric_slot.h), so two cores recording into the same histogram never share a cache
 // line and an update needs no locked instruction; reads sum the rows.
 //
-// Histograms use fixed bucket bounds (Prometheus `le` buckets) and also report P50/P95/P99,
-// interpolated within the bucket, as a companion gauge family `<name>_quantiles`. The default
-// latency buckets grow by √2 from 1 µs to about 2 minutes (54 buckets), so an interpolated
-// quantile is within about 20% of the exact one.
+// Histograms use fixed bucket bounds (Prometheus `le` buckets); Histogram::quantile()
+// interpolates within a bucket for in-process readers (Prometheus computes its own with
+// histogram_quantile(), so the exposition has no quantile series). The default latency
+// buckets grow by √2 from 1 µs to about 2 minutes (54 buckets), so an interpolated quantile is
+// within about 20% of the exact one.
 #pragma once
 
 #include <atomic>

@@ -207,7 +207,7 @@ std::string ChunkWriter::content_event(std::string_view piece) {
     }
     out += "\"content\":";
     append_json_string(out, piece);
-    out += "},\"finish_reason\":null}]}\n\n";
+    out += "},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
   } else {
     out += "[{\"index\":0,\"text\":";
     append_json_string(out, piece);
@@ -216,17 +216,29 @@ std::string ChunkWriter::content_event(std::string_view piece) {
   return out;
 }
 
-std::string ChunkWriter::finish_event(std::string_view finish_reason) {
+void ChunkWriter::append_extras(std::string& out, const Extras& extras) {
+  for (const auto& [type, json] : extras) {
+    out += ',';
+    append_json_string(out, "sluice_" + type);
+    out += ':';
+    out += json;
+  }
+}
+
+std::string ChunkWriter::finish_event(std::string_view finish_reason, const Extras& extras) {
   std::string out = chunk_prefix();
   if (kind_ == RequestInput::Kind::kChat) {
-    out += role_sent_ ? "[{\"index\":0,\"delta\":{}" : "[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}";
+    out += role_sent_ ? "[{\"index\":0,\"delta\":{},\"logprobs\":null"
+                      : "[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null";
     role_sent_ = true;
   } else {
     out += "[{\"index\":0,\"text\":\"\",\"logprobs\":null";
   }
   out += ",\"finish_reason\":";
   append_json_string(out, finish_reason);
-  out += "}]}\n\n";
+  out += "}]";
+  append_extras(out, extras);
+  out += "}\n\n";
   return out;
 }
 
@@ -248,28 +260,8 @@ std::string ChunkWriter::timings_event(std::string_view timings) {
 
 std::string ChunkWriter::error_event(const ApiError& error) { return "data: " + error_body(error) + "\n\n"; }
 
-std::string ChunkWriter::named_event(std::string_view type, std::string_view json) {
-  // A data line may not contain a line break: each line of the payload gets its own "data:".
-  std::string out = "event: ";
-  out += type;
-  out += '\n';
-  std::size_t start = 0;
-  while (true) {
-    std::size_t nl = json.find('\n', start);
-    std::string_view line = json.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out += "data: ";
-    out += line;
-    out += '\n';
-    if (nl == std::string_view::npos) break;
-    start = nl + 1;
-  }
-  out += '\n';
-  return out;
-}
-
 std::string ChunkWriter::full_response(std::string_view text, std::string_view finish_reason, const Usage& usage,
-                                       const std::vector<std::pair<std::string, std::string>>& events) const {
+                                       const Extras& extras) const {
   std::string out;
   out.reserve(text.size() + id_.size() + 256);
   out += "{\"id\":";
@@ -282,7 +274,7 @@ std::string ChunkWriter::full_response(std::string_view text, std::string_view f
   if (kind_ == RequestInput::Kind::kChat) {
     out += ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":";
     append_json_string(out, text);
-    out += "},\"finish_reason\":";
+    out += "},\"logprobs\":null,\"finish_reason\":";
   } else {
     out += ",\"choices\":[{\"index\":0,\"text\":";
     append_json_string(out, text);
@@ -291,18 +283,7 @@ std::string ChunkWriter::full_response(std::string_view text, std::string_view f
   append_json_string(out, finish_reason);
   out += "}],\"usage\":";
   append_usage(out, usage);
-  if (!events.empty()) {
-    out += ",\"sluice_events\":[";
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      if (i) out += ',';
-      out += "{\"type\":";
-      append_json_string(out, events[i].first);
-      out += ",\"data\":";
-      out += events[i].second;
-      out += '}';
-    }
-    out += ']';
-  }
+  append_extras(out, extras);
   out += '}';
   return out;
 }

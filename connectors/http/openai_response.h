@@ -45,24 +45,30 @@ class ChunkWriter {
   // SSE event "data: {chunk}\n\n" carrying `piece`; the first content chunk of a chat
   // stream also carries the assistant role.
   std::string content_event(std::string_view piece);
-  // The chunk with finish_reason and an empty delta.
-  std::string finish_event(std::string_view finish_reason);
+  // Side information a pipeline attaches to an answer (a node's named event: the sources of a
+  // cited answer, the stage timings): (type, JSON), written as extra top-level fields
+  // "sluice_<type>" of an ordinary object, which OpenAI's SDKs keep and never mistake for a
+  // chunk of content.
+  using Extras = std::vector<std::pair<std::string, std::string>>;
+
+  // The chunk with finish_reason and an empty delta, carrying `extras`.
+  std::string finish_event(std::string_view finish_reason, const Extras& extras = {});
   // The chunk with empty choices and `usage` (stream_options.include_usage).
   std::string usage_event(const Usage& usage);
-  // A chunk with empty choices and "sluice_timings": {...}; OpenAI clients skip it.
+  // A chunk with empty choices and "sluice_timings": {...}, for a stream that failed after it
+  // started (a finished one carries its timings on the finish chunk).
   std::string timings_event(std::string_view timings);
   // "data: {"error":{...}}\n\n" for a stream that failed after it started.
   static std::string error_event(const ApiError& error);
-  static std::string named_event(std::string_view type, std::string_view json);
   static constexpr std::string_view kDoneEvent = "data: [DONE]\n\n";
 
-  // The whole non-streaming answer. `events` are (type, json) side events, included as
-  // "sluice_events" when not empty.
+  // The whole non-streaming answer, carrying `extras`.
   std::string full_response(std::string_view text, std::string_view finish_reason, const Usage& usage,
-                            const std::vector<std::pair<std::string, std::string>>& events) const;
+                            const Extras& extras) const;
 
  private:
   std::string chunk_prefix() const;  // "data: {"id":..,"object":..,"created":..,"model":..,"choices":"
+  static void append_extras(std::string& out, const Extras& extras);  // ,"sluice_<type>":json ...
 
   RequestInput::Kind kind_;
   std::string head_;     // "\"id\":\"..\",\"object\":\"X\",\"created\":N,\"model\":\"..\"" for chunk objects

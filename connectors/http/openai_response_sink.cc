@@ -28,12 +28,15 @@ void OpenAiResponseSink::on_event(std::string_view type, std::string_view json) 
     }
     return;
   }
-  if (!options_.stream) {
-    events_.emplace_back(type, json);
-    return;
+  // Side information waits for the answer's last object (the finish chunk, or the whole
+  // response), where it is an extra field: a separate SSE event is what stock clients choke on.
+  for (auto& [t, j] : extras_) {
+    if (t == type) {
+      j = json;
+      return;
+    }
   }
-  start_stream();
-  writer_->write_chunk(ChunkWriter::named_event(type, json));
+  extras_.emplace_back(type, json);
 }
 
 void OpenAiResponseSink::send_error(const Status& status) {
@@ -58,9 +61,9 @@ void OpenAiResponseSink::on_complete(const Request& request) {
   if (options_.stream && (started_ || status.ok())) {
     start_stream();
     if (status.ok()) {
-      std::string tail = chunks_.finish_event(request.finish_reason);
+      if (!timings.empty()) extras_.emplace_back("timings", timings);
+      std::string tail = chunks_.finish_event(request.finish_reason, extras_);
       if (options_.include_usage) tail += chunks_.usage_event(request.usage);
-      if (!timings.empty()) tail += chunks_.timings_event(timings);
       writer_->write_chunk(tail);
     } else {
       std::string tail;
@@ -78,7 +81,7 @@ void OpenAiResponseSink::on_complete(const Request& request) {
   HttpResponse response;
   response.headers.push_back({"X-Request-Id", options_.request_id});
   if (!timings.empty()) response.headers.push_back({"X-Sluice-Timings", timings});
-  response.body = chunks_.full_response(text_, request.finish_reason, request.usage, events_);
+  response.body = chunks_.full_response(text_, request.finish_reason, request.usage, extras_);
   options_.metrics->count_response(options_.endpoint, 200);
   writer_->send(response);
 }

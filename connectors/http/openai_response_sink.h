@@ -6,8 +6,11 @@
 // submission, so a request refused at admission still gets its real status (429, 503) and
 // an error body. Each token becomes one SSE event, posted to the event loop at once (never
 // buffered). A stream that fails after it started gets an error event, then [DONE].
-// Optional extras: the usage chunk (stream_options.include_usage) and the request's stage
-// timings (header X-Sluice-Timings on the response, or a last chunk before [DONE]).
+// Side information (a node's named events, e.g. `sources`; the stage timings when asked for
+// with X-Sluice-Timings: 1) rides as extra fields "sluice_<type>" on the last object: the
+// finish chunk of a stream, the response of a JSON answer (timings there are the header
+// X-Sluice-Timings). Never a separate SSE event: OpenAI's SDKs hand every event to the
+// caller's loop as a chunk. Optional: the usage chunk (stream_options.include_usage).
 //
 // Thread-safety: a Request serialises its sink calls, which is all this needs.
 #pragma once
@@ -55,7 +58,7 @@ class OpenAiResponseSink final : public ResponseSink {
   SinkOptions options_;
   bool started_ = false;
   std::string text_;                                         // non-streaming answer so far
-  std::vector<std::pair<std::string, std::string>> events_;  // non-streaming side events
+  ChunkWriter::Extras extras_;                               // side events, for the last object
 };
 
 }  // namespace sluice::http

@@ -66,6 +66,13 @@ std::vector<RouterClassPolicy> class_policies(const PriorityRouterConfig& config
     if (cc.has_max_queue()) p.max_queue = cc.max_queue();
     if (cc.has_queue_timeout()) p.queue_timeout = duration_nanos(cc.queue_timeout());
     if (cc.has_weight()) p.weight = std::max<std::uint32_t>(1, cc.weight());
+    p.keep_free = cc.keep_free();
+    const std::uint32_t slots = config.max_running() == 0 ? 64 : config.max_running();
+    if (p.keep_free >= slots) {
+      throw std::invalid_argument("classes[" + std::to_string(i) + "].keep_free: " + std::to_string(p.keep_free) +
+                                  " leaves none of max_running's " + std::to_string(slots) + " slots to class " +
+                                  cc.name() + "; it must be below max_running");
+    }
     if (cc.has_target_ttft()) {
       p.target_ttft = duration_nanos(cc.target_ttft());
       if (p.target_ttft < 0) {
@@ -127,6 +134,9 @@ PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeCon
     c.m_cancelled = &m->counter("sluice_admission_cancelled_total", "Admitted requests cancelled by the client", l);
     c.m_dispatched = &m->counter("sluice_admission_dispatched_total", "Requests let past the router", l);
     c.m_wait = &m->histogram("sluice_admission_queue_wait_seconds", "Time from admission until let past the router", l);
+    c.m_queued = &m->gauge("sluice_admission_queued", "Requests admitted and waiting in the class's queue (every evaluate_every)", l);
+    // The bound beside the depth, so an alert can compare them (0: unbounded).
+    m->gauge("sluice_admission_queue_limit", "The class's max_queue (0: unbounded)", l).set(c.policy.max_queue);
   }
   if (m) {
     Labels l{{"node", name_}};
@@ -282,8 +292,12 @@ void PriorityRouter::start_batch(BatchPtr batch, Done done) {
 
 void PriorityRouter::collect_dispatches_locked(Nanos now, std::vector<Dispatch>& out) {
   while (running_total_ < static_cast<std::int64_t>(max_running_)) {
+    const std::int64_t free = static_cast<std::int64_t>(max_running_) - running_total_;
     for (std::size_t i = 0; i < classes_.size(); ++i) {
-      fronts_[i] = classes_[i].queue.empty() ? ClassScheduler::kEmptyQueue : classes_[i].queue.front().admitted_at;
+      const ClassState& c = classes_[i];
+      // A class that leaves keep_free slots to the classes ahead sits out until more are free.
+      const bool waits = c.queue.empty() || free <= static_cast<std::int64_t>(c.policy.keep_free);
+      fronts_[i] = waits ? ClassScheduler::kEmptyQueue : c.queue.front().admitted_at;
     }
     int pick = scheduler_.pick(fronts_, now, scheduler_.strict(last_busy_fraction_, ladder_.level() > 0));
     if (pick < 0) return;
@@ -397,6 +411,7 @@ void PriorityRouter::evaluate_locked(Nanos now, std::vector<std::pair<Waiting, D
   for (std::size_t i = 0; i < classes_.size(); ++i) {
     const ClassState& c = classes_[i];
     s.queued += c.reserved;
+    if (c.m_queued) c.m_queued->set(static_cast<double>(c.reserved));
     s.outflow += c.drained.rate_at(now);
     // Inflow of the classes the level admits: a class just shed stops counting at once,
     // instead of its admissions of the last seconds fading out of the average.

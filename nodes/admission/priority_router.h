@@ -10,7 +10,8 @@
 // router; a running request frees its slot when it completes (on_complete). Which class gets
 // a free slot is the ClassScheduler's (class_scheduler.h): strict priority with aging (and its
 // `aging_share` credit) when the measured busy fraction is at or above `strict_above` or the
-// ladder has shed anything, otherwise smooth weighted round robin by class weight. A request
+// ladder has shed anything, otherwise smooth weighted round robin by class weight; a class with
+// `keep_free` k takes part only while more than k slots are free. A request
 // waiting past its class's queue_timeout or its own deadline completes with 504. Queued
 // streaming requests get a "heartbeat" event every `heartbeat_interval` (the HTTP sink writes
 // it as an SSE comment).
@@ -69,6 +70,7 @@ struct RouterClassPolicy {
   Nanos queue_timeout = 0;      // 0: none
   std::uint32_t weight = 1;
   Nanos target_ttft = 0;        // token budget: 0 none (and none unless token_budget.enabled)
+  std::uint32_t keep_free = 0;  // let on only while more slots than this are free
 };
 
 // Prompt tokens of a request estimated without a tokenizer: the UTF-8 bytes of its prompt and
@@ -147,6 +149,7 @@ class PriorityRouter final : public AsyncNode, public AdmissionController {
     Counter* m_cancelled = nullptr;
     Counter* m_dispatched = nullptr;
     Histogram* m_wait = nullptr;
+    Gauge* m_queued = nullptr;  // `reserved`, as of the last ladder evaluation
   };
   using Dispatch = std::pair<BatchPtr, Done>;
   struct Expired {

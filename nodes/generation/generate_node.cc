@@ -5,6 +5,7 @@
 
 #include "graph/batch.h"
 #include "graph/citation.h"
+#include "graph/request_citations.h"
 #include "inference/engine/shared_engines.h"
 #include "inference/model_error.h"
 #include "nodes/generation/model_path.h"
@@ -56,6 +57,7 @@ GenerateNodeOptions generate_options_from(const GenerateConfig& config, const st
     throw std::invalid_argument("kv_type: must be f16 or f32, not '" + kv + "'");
   }
   o.max_tokens = config.max_tokens() > 0 ? int(config.max_tokens()) : 256;
+  o.citations = citation_mode(config.citations());
   return o;
 }
 
@@ -71,14 +73,11 @@ GenerationRequest generation_request_for(const Request& request, int default_max
 
 namespace {
 
-void complete_finished(Request& r, const GenerationResult& res, bool node_stopping, Nanos now) {
+void complete_finished(Request& r, const GenerationResult& res, CitationMode mode, bool node_stopping, Nanos now) {
   r.usage.prompt_tokens = res.prompt_tokens;
   r.usage.completion_tokens = res.completion_tokens;
   if (res.finish == FinishReason::kStop || res.finish == FinishReason::kLength) {
-    if (const auto citations = r.attachment<std::vector<Citation>>(kCitationsKey)) {
-      r.emit_event("sources", sources_json(*citations));
-      r.emit_token(sources_text(*citations), now);
-    }
+    if (const auto citations = r.attachment<std::vector<Citation>>(kCitationsKey)) emit_sources(r, *citations, mode, now);
     r.finish_reason = finish_reason_name(res.finish);
     r.complete(Status::Ok(), now);
     return;
@@ -100,7 +99,7 @@ void complete_finished(Request& r, const GenerationResult& res, bool node_stoppi
 }  // namespace
 
 GenerationRequest engine_request_for(const RequestPtr& request, PromptText prompt, int default_max_tokens,
-                                     Clock* clock, std::shared_ptr<const std::atomic<bool>> stopping,
+                                     CitationMode citations, Clock* clock, std::shared_ptr<const std::atomic<bool>> stopping,
                                      std::function<void()> on_done) {
   GenerationRequest e = generation_request_for(*request, default_max_tokens);
   e.prompt = std::move(prompt);
@@ -113,8 +112,8 @@ GenerationRequest engine_request_for(const RequestPtr& request, PromptText promp
            stopping->load(std::memory_order_relaxed);
   };
   e.on_text = [request, clock](std::string_view piece) { request->emit_token(piece, clock->now()); };
-  e.on_finish = [request, clock, stopping, on_done = std::move(on_done)](const GenerationResult& res) {
-    complete_finished(*request, res, stopping->load(std::memory_order_relaxed), clock->now());
+  e.on_finish = [request, citations, clock, stopping, on_done = std::move(on_done)](const GenerationResult& res) {
+    complete_finished(*request, res, citations, stopping->load(std::memory_order_relaxed), clock->now());
     if (on_done) on_done();
   };
   return e;
@@ -215,7 +214,7 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
       MutexLock lock(mu_);
       if (--outstanding_ == 0) idle_.notify_all();
     };
-    GenerationRequest request = engine_request_for(r, PromptText(), options_.max_tokens, clock_, stopping_, on_done);
+    GenerationRequest request = engine_request_for(r, PromptText(), options_.max_tokens, options_.citations, clock_, stopping_, on_done);
     prepare_prompt(*r, *options_.chat_template, *engine_, request);
     Status outcome = engine_->submit(std::move(request));
     if (!outcome.ok()) {

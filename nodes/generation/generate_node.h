@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/citation.h"
 #include "graph/clock.h"
 #include "graph/metrics.h"
 #include "graph/mutex.h"
@@ -55,6 +56,7 @@ struct GenerateNodeOptions {
   // Chat requests without a prompt attachment; unset (`auto`): read from the loaded model's
   // tokenizer.chat_template when the node starts.
   std::optional<ChatTemplate> chat_template;
+  CitationMode citations = CitationMode::kField;  // where a cited answer's sources go
 };
 
 // Resolves a GenerateConfig (defaults, SLUICE_MODEL, relative paths, `optional`). Throws
@@ -69,7 +71,7 @@ inference::GenerationRequest generation_request_for(const Request& request, int 
 // tenant, and callbacks that stream into the request's sink and complete it (see the header
 // comment). `on_done` runs after the request completed, on the engine thread.
 inference::GenerationRequest engine_request_for(const RequestPtr& request, inference::PromptText prompt,
-                                                int default_max_tokens, Clock* clock,
+                                                int default_max_tokens, CitationMode citations, Clock* clock,
                                                 std::shared_ptr<const std::atomic<bool>> stopping,
                                                 std::function<void()> on_done);
 // Completes a request whose submit() was refused (429 / 400 / 503).

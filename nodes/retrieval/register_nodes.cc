@@ -88,6 +88,7 @@ void register_retrieval_nodes(NodeRegistry& registry) {
         retrieval::AnswerOptions o;
         o.passages = spec.answer().passages();
         o.max_sentences = spec.answer().max_sentences();
+        o.citations = citation_mode(spec.answer().citations());
         return std::make_unique<retrieval::AnswerNode>(open_kb(spec.answer().knowledge_base(), ctx), o, ctx.clock);
       },
   });

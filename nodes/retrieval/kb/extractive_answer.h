@@ -22,6 +22,7 @@ struct AnswerOptions {
   std::size_t passages = 4;       // the "pass on 3-5"
   std::size_t max_sentences = 3;
   std::size_t max_sentence_bytes = 600;  // very long "sentences" (tables, code) are cut
+  CitationMode citations = CitationMode::kField;  // where the AnswerNode puts the sources
 };
 
 struct ExtractiveAnswer {

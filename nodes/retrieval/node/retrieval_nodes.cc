@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/clock.h"
+#include "graph/request_citations.h"
 
 namespace sluice::retrieval {
 
@@ -148,8 +149,7 @@ void AnswerNode::process(Batch& batch) {
     }
     const ExtractiveAnswer a = extractive_answer(r->input().query(), h.hits, *gen, options_);
     for (const auto& piece : a.pieces) r->emit_token(piece, clock_ != nullptr ? clock_->now() : now);
-    r->emit_event("sources", sources_json(a.sources));
-    r->emit_token(a.sources_text(), clock_ != nullptr ? clock_->now() : now);
+    emit_sources(*r, a.sources, options_.citations, clock_ != nullptr ? clock_->now() : now);
     r->usage.completion_tokens = static_cast<int>(a.pieces.size());
     r->complete(Status::Ok(), clock_ != nullptr ? clock_->now() : now);
   }

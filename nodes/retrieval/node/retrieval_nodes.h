@@ -103,7 +103,7 @@ class RerankNode final : public KnowledgeBaseNode {
 
 // Answers and completes each request: for RequestInput::Kind::kRetrieve a "retrieval" event
 // (JSON: ranked chunks with each path's score and rank); otherwise the extractive answer
-// streamed piece by piece, then a "sources" event and the sources text.
+// streamed piece by piece, then its sources as AnswerOptions::citations says.
 class AnswerNode final : public KnowledgeBaseNode {
  public:
   AnswerNode(std::shared_ptr<KnowledgeBase> kb, AnswerOptions options, Clock* clock)

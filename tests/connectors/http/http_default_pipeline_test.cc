@@ -54,26 +54,36 @@ struct DefaultPipeline {
     served.reset();
     std::filesystem::remove_all(kb);
   }
-  // Streams one chat question; returns the concatenated content (empty on a protocol error).
-  std::string ask(const std::string& question) const {
+  struct Answer {
+    std::string text;  // the concatenated content (empty on a protocol error)
+    json sources;      // the finish chunk's sluice_sources
+  };
+  // Streams one chat question as a stock OpenAI client reads it: every SSE event is a plain data
+  // event whose chunk has choices[0] (the SDKs' ordinary loop indexes it without a check).
+  Answer ask(const std::string& question) const {
     TestClient c(served->source->port());
     json body{{"model", "sluice"}, {"stream", true}, {"max_tokens", 24},
               {"messages", {{{"role", "user"}, {"content", question}}}}};
     c.send(TestClient::post("/v1/chat/completions", body.dump()));
-    if (c.read_head().status != 200) return "";
-    std::string text;
+    if (c.read_head().status != 200) return {};
+    Answer a;
     bool done = false;
     while (auto ev = c.next_event()) {
+      EXPECT_EQ(ev->event, "") << "a named SSE event reaches a stock client's loop as a chunk";
       if (ev->data == "[DONE]") {
         done = true;
         break;
       }
       const json chunk = json::parse(ev->data, nullptr, false);
-      if (chunk.is_discarded() || !chunk.contains("choices")) continue;
+      EXPECT_FALSE(chunk.is_discarded()) << ev->data;
+      if (chunk.is_discarded()) continue;
+      EXPECT_FALSE(chunk["choices"].empty()) << ev->data;
+      if (chunk["choices"].empty()) continue;
       const json& delta = chunk["choices"][0]["delta"];
-      if (delta.contains("content")) text += delta["content"].get<std::string>();
+      if (delta.contains("content")) a.text += delta["content"].get<std::string>();
+      if (chunk.contains("sluice_sources")) a.sources = chunk["sluice_sources"];
     }
-    return done ? text : "";
+    return done ? a : Answer{};
   }
   std::string metrics() const {
     TestClient c(served->source->port());
@@ -91,14 +101,18 @@ TEST(DefaultPipeline, WithAModelConcurrentStreamsGetGeneratedCitedAnswers) {
   if (!std::filesystem::exists(model)) GTEST_SKIP() << "needs " << model << " (../shared)";
   DefaultPipeline p(model);
   constexpr int kStreams = 8;
-  std::vector<std::string> answers(kStreams);
+  std::vector<DefaultPipeline::Answer> answers(kStreams);
   std::vector<std::thread> threads;
   for (int i = 0; i < kStreams; ++i)
     threads.emplace_back([&, i] { answers[size_t(i)] = p.ask(i % 2 ? "Why do otters hold hands?" : "How does a volcano erupt?"); });
   for (auto& t : threads) t.join();
   for (const auto& a : answers) {
-    ASSERT_FALSE(a.empty());
-    EXPECT_NE(a.find("\n\nSources:\n[1] "), std::string::npos) << a;
+    ASSERT_FALSE(a.text.empty());
+    // The sources ride beside the answer; its text is the model's alone (citations: field).
+    EXPECT_EQ(a.text.find("Sources:"), std::string::npos) << a.text;
+    ASSERT_TRUE(a.sources.is_array()) << a.text;
+    ASSERT_FALSE(a.sources.empty());
+    EXPECT_EQ(a.sources[0]["n"], 1);
   }
   const std::string m = p.metrics();
   EXPECT_NE(m.find("sluice_engine_generated_tokens_total"), std::string::npos);
@@ -116,9 +130,11 @@ TEST(DefaultPipeline, WithAModelConcurrentStreamsGetGeneratedCitedAnswers) {
 
 TEST(DefaultPipeline, WithoutAModelTheSameFileAnswersExtractively) {
   DefaultPipeline p("");
-  const std::string a = p.ask("Why do otters hold hands?");
-  EXPECT_NE(a.find("hold hands"), std::string::npos) << a;
-  EXPECT_NE(a.find("Sources:"), std::string::npos) << a;
+  const DefaultPipeline::Answer a = p.ask("Why do otters hold hands?");
+  EXPECT_NE(a.text.find("hold hands"), std::string::npos) << a.text;
+  EXPECT_EQ(a.text.find("Sources:"), std::string::npos) << a.text;
+  ASSERT_TRUE(a.sources.is_array()) << a.text;
+  EXPECT_EQ(a.sources[0]["doc_id"], "otters.md");
   EXPECT_EQ(p.metrics().find("sluice_engine_generated_tokens_total"), std::string::npos);
 }
 

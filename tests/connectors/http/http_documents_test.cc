@@ -174,9 +174,11 @@ TEST(HttpDocuments, QueryAfterAddFindsTheNewDocument) {
   r = s.post("/v1/chat/completions",
              R"({"model":"sluice","messages":[{"role":"user","content":"how do glaciers carve valleys"}]})");
   ASSERT_EQ(r.status, 200) << r.body;
-  const std::string answer = json::parse(r.body)["choices"][0]["message"]["content"];
-  EXPECT_NE(answer.find("grinds the bedrock"), std::string::npos) << answer;
-  EXPECT_NE(answer.find("(glaciers.md)"), std::string::npos) << answer;
+  const json body = json::parse(r.body);
+  const std::string answer = body["choices"][0]["message"]["content"];
+  EXPECT_NE(answer.find("grinds the bedrock beneath it. [1]"), std::string::npos) << answer;
+  EXPECT_EQ(body["sluice_sources"][0]["n"], 1) << r.body;
+  EXPECT_EQ(body["sluice_sources"][0]["doc_id"], "glaciers.md") << r.body;
 }
 
 TEST(HttpDocuments, RetrieveReturnsRankedChunksWithEachPathsScoreAndRank) {

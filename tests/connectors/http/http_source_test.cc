@@ -170,7 +170,7 @@ TEST_F(HttpSourceTest, MalformedTraceparentIsDropped) {
   client.read_response();
 }
 
-TEST_F(HttpSourceTest, SideEventsOfANonStreamingAnswerAreIncluded) {
+TEST_F(HttpSourceTest, SideEventsOfANonStreamingAnswerAreExtraFields) {
   start();
   TestClient client(port());
   client.send(TestClient::post("/v1/chat/completions", chat_body(false)));
@@ -178,8 +178,8 @@ TEST_F(HttpSourceTest, SideEventsOfANonStreamingAnswerAreIncluded) {
   req->emit_event("sources", R"({"ids":[1,2]})");
   req->complete(Status::Ok(), now());
   json body = parse_json(client.read_response().body);
-  EXPECT_EQ(body["sluice_events"][0]["type"], "sources");
-  EXPECT_EQ(body["sluice_events"][0]["data"]["ids"][1], 2);
+  EXPECT_EQ(body["sluice_sources"]["ids"][1], 2);
+  EXPECT_TRUE(body["choices"][0].contains("logprobs") && body["choices"][0]["logprobs"].is_null());
 }
 
 // ---- errors: status, OpenAI-shaped body, and the field or place named ----

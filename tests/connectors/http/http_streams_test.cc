@@ -90,15 +90,16 @@ TEST_F(HttpSourceTest, CompletionStreamWithUsageTimingsAndSideEvents) {
                                R"({"model":"sluice","prompt":"x","stream":true,"stream_options":{"include_usage":true}})",
                                "X-Sluice-Timings: 1\r\n"));
   RequestPtr req = intake_.next_request();
+  // Side information waits for the finish chunk: no SSE event of its own, which stock clients
+  // would hand to the caller's loop as a chunk.
   req->emit_event("sources", "{\"ids\":[7]}");
+  req->emit_token("a", now());
   ClientResponse head = client.read_head();
   EXPECT_EQ(head.status, 200);
-  auto side = client.next_event();
-  ASSERT_TRUE(side);
-  EXPECT_EQ(side->event, "sources");
-  EXPECT_EQ(json::parse(side->data)["ids"][0], 7);
-  req->emit_token("a", now());
-  json chunk = event_json(client.next_event());
+  auto first = client.next_event();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->event, "");
+  json chunk = event_json(first);
   EXPECT_EQ(chunk["object"], "text_completion");
   EXPECT_EQ(chunk["choices"][0]["text"], "a");
   req->trace().start(1, now(), now() + 2000);
@@ -106,14 +107,17 @@ TEST_F(HttpSourceTest, CompletionStreamWithUsageTimingsAndSideEvents) {
   req->usage = Usage{1, 1};
   req->finish_reason = "length";
   req->complete(Status::Ok(), now() + 6000);
-  EXPECT_EQ(event_json(client.next_event())["choices"][0]["finish_reason"], "length");
+  auto finish_event = client.next_event();
+  ASSERT_TRUE(finish_event);
+  EXPECT_EQ(finish_event->event, "");
+  json finish = event_json(finish_event);
+  EXPECT_EQ(finish["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(finish["sluice_sources"]["ids"][0], 7);
+  EXPECT_EQ(finish["sluice_timings"]["stages"][0]["stage"], "template");
+  EXPECT_DOUBLE_EQ(finish["sluice_timings"]["stages"][0]["queue_us"].get<double>(), 2.0);
   json usage = event_json(client.next_event());
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"]["total_tokens"], 2);
-  json timings = event_json(client.next_event());
-  EXPECT_TRUE(timings["choices"].empty());
-  EXPECT_EQ(timings["sluice_timings"]["stages"][0]["stage"], "template");
-  EXPECT_DOUBLE_EQ(timings["sluice_timings"]["stages"][0]["queue_us"].get<double>(), 2.0);
   EXPECT_EQ(client.next_event()->data, "[DONE]");
   EXPECT_FALSE(client.next_event());
 }

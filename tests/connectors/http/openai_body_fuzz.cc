@@ -79,7 +79,8 @@ void check_encoders(const OpenAiRequest& req, RequestInput::Kind kind) {
   json full = must_parse(writer.full_response(text, finish, usage, {{in.model, event_data}}), "full response");
   FUZZ_CHECK(full["model"] == in.model);
   FUZZ_CHECK(chat ? full["choices"][0]["message"]["content"] == text : full["choices"][0]["text"] == text);
-  FUZZ_CHECK(full["sluice_events"][0]["type"] == in.model && full["sluice_events"][0]["data"]["text"] == in.model);
+  FUZZ_CHECK(full["sluice_" + in.model]["text"] == in.model);
+  FUZZ_CHECK(sse_payload(writer.finish_event(finish, {{in.model, event_data}}))["sluice_" + in.model]["text"] == in.model);
 
   ApiError failed{500, text, "server_error", in.model, ""};
   FUZZ_CHECK(sse_payload(ChunkWriter::error_event(failed))["error"]["message"] == text);

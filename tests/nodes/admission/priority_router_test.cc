@@ -192,6 +192,46 @@ TEST(PriorityRouter, WeightedFairShareWhenCapacityIsFree) {
   EXPECT_EQ(per_class[2], 1);
 }
 
+// keep_free (trunk reservation): P2 with keep_free 1 of 4 slots never takes the last free one,
+// so a P0 arriving beside a P2 backlog is let on at once; P2 still gets the other three, and a
+// keep_free that leaves the class no slot is refused with its name.
+TEST(PriorityRouter, KeepFreeLeavesSlotsForTheClassesAhead) {
+  PriorityRouterConfig c;
+  c.set_max_running(4);
+  auto* p2 = c.add_classes();
+  p2->set_name("P2");
+  p2->set_keep_free(1);
+  RouterHarness h(c);
+  for (int i = 0; i < 10; ++i) {
+    auto [r, s] = h.request(2);
+    ASSERT_TRUE(h.submit(r).ok());
+  }
+  ASSERT_EQ(h.dispatched.size(), 3u) << "P2 takes 3 of 4 slots, leaving one";
+  auto [urgent, s0] = h.request(0);
+  ASSERT_TRUE(h.submit(urgent).ok());
+  ASSERT_EQ(h.dispatched.size(), 4u);
+  EXPECT_EQ(h.dispatched.back(), urgent) << "P0 found the kept slot free";
+  h.finish(urgent);  // the kept slot is free again: P2 still may not take it
+  EXPECT_EQ(h.dispatched.size(), 4u);
+  h.finish(h.dispatched[0]);  // a P2 slot frees: the next P2 takes it
+  ASSERT_EQ(h.dispatched.size(), 5u);
+  EXPECT_EQ(h.dispatched.back()->priority, 2);
+
+  p2->set_keep_free(4);
+  EXPECT_THROW(
+      {
+        try {
+          RouterHarness bad(c);
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("classes[0].keep_free: 4 leaves none of max_running's 4 slots"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      std::invalid_argument);
+}
+
 // The one slot taken and the router measured busy: strict priority from now on.
 RequestPtr hold_the_slot_until_strict(RouterHarness& h) {
   auto hold = h.request(0).first;

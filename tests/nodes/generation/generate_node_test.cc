@@ -22,6 +22,7 @@ namespace {
 class RecordingSink : public ResponseSink {
  public:
   void on_token(std::string_view piece) override { text += piece; }
+  void on_event(std::string_view type, std::string_view json) override { events.emplace_back(type, json); }
   void on_complete(const Request& r) override {
     std::lock_guard lock(mu);
     completed = true;
@@ -29,6 +30,7 @@ class RecordingSink : public ResponseSink {
     cv.notify_all();
   }
   std::string text;
+  std::vector<std::pair<std::string, std::string>> events;
   std::mutex mu;
   std::condition_variable cv;
   bool completed = false;
@@ -182,18 +184,33 @@ TEST(GenerateNode, RetrievalOnlyRequestsPassOnToTheAnswerNode) {
   EXPECT_EQ(r->tokens_emitted, 0u);
 }
 
-TEST(GenerateNode, CitationsFromThePromptNodeFollowTheAnswer) {
+// The prompt node's citations follow the answer as `citations` says: the "sources" event only
+// (field, the default), the event and the sources text after the answer (inline), or nothing.
+TEST(GenerateNode, CitationsFromThePromptNodeFollowTheAnswerAsConfigured) {
   SLUICE_REQUIRE_SHARED(inference::testing::shared_model("stories260K.gguf"));
-  Fixture f;
-  GenerateNode node(f.options, &f.clock);
-  auto sink = std::make_shared<RecordingSink>();
-  auto r = f.request(1, "ignored", 5, sink);
-  r->attach("prompt", std::make_shared<std::string>("Once upon a time"));
-  r->attach(kCitationsKey, std::make_shared<std::vector<Citation>>(
-                               std::vector<Citation>{{1, "doc-a", "Title A", 0, 10}}));
-  f.run(node, {r});
-  EXPECT_TRUE(r->status().ok());
-  EXPECT_THAT(sink->text, ::testing::EndsWith("\n\nSources:\n[1] Title A (doc-a)\n"));
+  for (CitationMode mode : {CitationMode::kField, CitationMode::kInline, CitationMode::kNone}) {
+    Fixture f;
+    f.options.citations = mode;
+    GenerateNode node(f.options, &f.clock);
+    auto sink = std::make_shared<RecordingSink>();
+    auto r = f.request(1, "ignored", 5, sink);
+    r->attach("prompt", std::make_shared<std::string>("Once upon a time"));
+    r->attach(kCitationsKey, std::make_shared<std::vector<Citation>>(
+                                 std::vector<Citation>{{1, "doc-a", "Title A", 0, 10}}));
+    f.run(node, {r});
+    EXPECT_TRUE(r->status().ok());
+    if (mode == CitationMode::kNone) {
+      EXPECT_TRUE(sink->events.empty());
+    } else {
+      ASSERT_EQ(sink->events.size(), 1u);
+      EXPECT_EQ(sink->events[0].first, "sources");
+      EXPECT_NE(sink->events[0].second.find("\"doc_id\":\"doc-a\""), std::string::npos) << sink->events[0].second;
+    }
+    if (mode == CitationMode::kInline)
+      EXPECT_THAT(sink->text, ::testing::EndsWith("\n\nSources:\n[1] Title A (doc-a)\n"));
+    else
+      EXPECT_THAT(sink->text, ::testing::Not(::testing::HasSubstr("Sources:")));
+  }
 }
 
 TEST(GenerateNode, BadModelPathIsAConfigError) {
@@ -307,8 +324,9 @@ TEST(GenerateNode, APromptNodeDraftIsFittedToTheContextAndOnlyKeptPassagesAreCit
   ASSERT_NE(cited, nullptr);
   EXPECT_GE(cited->size(), 1u);
   EXPECT_LT(cited->size(), 3u);
-  EXPECT_THAT(sink->text, ::testing::HasSubstr("Sources:\n[1] Story 0 (d0)\n"));
-  EXPECT_THAT(sink->text, ::testing::Not(::testing::HasSubstr("[3] Story 2")));
+  ASSERT_EQ(sink->events.size(), 1u);
+  EXPECT_THAT(sink->events[0].second, ::testing::HasSubstr("\"title\":\"Story 0\""));
+  EXPECT_THAT(sink->events[0].second, ::testing::Not(::testing::HasSubstr("Story 2")));
 }
 
 }  // namespace

@@ -59,10 +59,13 @@ TEST(RetrievalNodes, EmbedBranchesFuseAnswerStreamsACitedAnswer) {
   EXPECT_EQ(sinks[0]->completed, 1);
   EXPECT_NE(sinks[0]->text.find("invalidated when the knowledge base version changes. [1]"), std::string::npos)
       << sinks[0]->text;
-  EXPECT_NE(sinks[0]->text.find("[1] Caching (cache.md)"), std::string::npos);
-  EXPECT_NE(sinks[1]->text.find("(ingest.md)"), std::string::npos) << sinks[1]->text;
+  // citations: field (the default): the sources are the "sources" event, not text.
+  EXPECT_EQ(sinks[0]->text.find("Sources:"), std::string::npos) << sinks[0]->text;
   ASSERT_FALSE(sinks[0]->events.empty());
   EXPECT_EQ(sinks[0]->events[0].first, "sources");
+  EXPECT_NE(sinks[0]->events[0].second.find("\"doc_id\":\"cache.md\""), std::string::npos) << sinks[0]->events[0].second;
+  ASSERT_FALSE(sinks[1]->events.empty());
+  EXPECT_NE(sinks[1]->events[0].second.find("ingest.md"), std::string::npos) << sinks[1]->events[0].second;
 }
 
 TEST(RetrievalNodes, RetrieveRequestsGetRankedChunksWithPathScores) {
