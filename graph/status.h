@@ -32,11 +32,21 @@ struct Status {
   AbortCause cause = AbortCause::kNone;
   // For kOverloaded: seconds after which a retry is likely to be admitted.
   double retry_after_seconds = 0;
+  // For an error a client should tell apart (OpenAI's `code` and `param`): e.g.
+  // context_length_exceeded on `messages`. Empty: the code's name, no param.
+  std::string api_code;
+  std::string param;
 
   bool ok() const { return code == StatusCode::kOk; }
+  Status& with_api(std::string c, std::string p = {}) & {
+    api_code = std::move(c);
+    param = std::move(p);
+    return *this;
+  }
+  Status&& with_api(std::string c, std::string p = {}) && { return std::move(with_api(std::move(c), std::move(p))); }
   static Status Ok() { return {}; }
   static Status Error(StatusCode code, std::string message, AbortCause cause = AbortCause::kFailure) {
-    return Status{code, std::move(message), cause, 0};
+    return Status{code, std::move(message), cause, 0, {}, {}};
   }
 };
 

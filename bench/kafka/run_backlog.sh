@@ -49,7 +49,13 @@ sources:
     kind: http
     config: {listen: "127.0.0.1:0", default_priority: P0, max_connections: 20000, max_connections_per_ip: 0}
 nodes:
-  - {name: admit, kind: priority_router, config: {max_running: 4, classes: [{name: P2, keep_free: ${KEEP_FREE:-1}}]}}
+  - name: admit
+    kind: priority_router
+    config:
+      max_running: 4
+      classes:
+        - name: P2
+          keep_free: ${KEEP_FREE:-1}
   - {name: harness, kind: service_curve, config: {base_time: 20ms, slots: 4}}
 edges:
   - {from: jobs, to: admit}

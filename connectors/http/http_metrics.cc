@@ -33,6 +33,7 @@ Endpoint endpoint_for_path(std::string_view path) {
     if (path == endpoint_label(e)) return e;
   }
   if (path.size() > 9 && path.substr(0, 9) == "/v1/jobs/") return Endpoint::kJobs;
+  if (path.size() > 11 && path.substr(0, 11) == "/v1/models/") return Endpoint::kModels;
   return Endpoint::kOther;
 }
 

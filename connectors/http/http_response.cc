@@ -8,8 +8,11 @@ std::string_view reason_phrase(int status) {
   switch (status) {
     case 100: return "Continue";
     case 200: return "OK";
+    case 202: return "Accepted";
     case 204: return "No Content";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
@@ -48,7 +51,9 @@ std::string serialize_head(int status, std::string_view content_type, const std:
     out += h.value;
     out += "\r\n";
   }
-  if (content_length) {
+  if (status == 204) {
+    // No Content: no body and, per RFC 9110, no Content-Length either.
+  } else if (content_length) {
     out += "Content-Length: ";
     out += std::to_string(*content_length);
     out += "\r\n";

@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "connectors/http/models_api.h"
 #include "connectors/http/openai_request.h"
 #include "connectors/http/openai_response.h"
 #include "connectors/http/openai_response_sink.h"
 #include "connectors/http/retrieval_api.h"
 #include "connectors/http/retrieval_response_sink.h"
+#include "graph/external_ids.h"
 #include "graph/listen_rules.h"
 #include "graph/proto_duration.h"
 
@@ -80,6 +82,8 @@ void HttpSource::init(const HttpSourceConfig& config) {
   }
   host_ = options.host;
   if (auto problem = listen_auth_problem(config)) throw bad(problem->field, problem->message);
+  started_unix_ = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  cors_ = CorsPolicy(config.cors());
   models_.assign(config.models().begin(), config.models().end());
   if (models_.empty()) models_.push_back("sluice");
   std::string priority = config.default_priority().empty() ? "P0" : config.default_priority();
@@ -193,7 +197,7 @@ void HttpSource::answer_internal_error(const HttpRequest& request, const std::sh
   metrics_->handler_exceptions.inc();
   // The reference ties the client's 500 (X-Request-Id) to this log line; the handler may have
   // failed before it gave the request an id of its own.
-  const std::string reference = "err-" + std::to_string(intake_.next_request_id());
+  const std::string reference = external_request_id("err", intake_.next_request_id());
   std::fprintf(stderr, "sluice: http source '%s': request %s (%s %s) failed with an exception: %s\n", name_.c_str(),
                reference.c_str(), request.method.c_str(), std::string(request.path()).c_str(), what);
   Endpoint endpoint = endpoint_for_path(request.path());
@@ -218,6 +222,13 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
     return respond_error(endpoint, writer, e);
   }
   const char* allowed = post ? "POST" : "GET";
+  if (cors_.enabled()) {
+    if (const std::string* origin = request.header("origin")) {
+      writer->add_headers(cors_.response_headers(*origin));
+      // A preflight carries no credentials: answered before authentication.
+      if (request.method == "OPTIONS") return respond(endpoint, writer, cors_.preflight(request));
+    }
+  }
   if (request.method != allowed) {
     ApiError e{405, "method " + request.method + " is not allowed on " + std::string(request.path()) + "; use " + allowed,
                "invalid_request_error", "", "method_not_allowed"};
@@ -242,17 +253,8 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
     case Endpoint::kMetrics:
       return respond(endpoint, writer,
                      HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", {}, intake_.metrics().exposition()});
-    case Endpoint::kModels: {
-      std::string body = "{\"object\":\"list\",\"data\":[";
-      for (std::size_t i = 0; i < models_.size(); ++i) {
-        if (i) body += ',';
-        body += "{\"id\":";
-        append_json_string(body, models_[i]);
-        body += ",\"object\":\"model\",\"created\":0,\"owned_by\":\"sluice\"}";
-      }
-      body += "]}";
-      return respond(endpoint, writer, HttpResponse{200, "application/json", {}, std::move(body)});
-    }
+    case Endpoint::kModels:
+      return respond(endpoint, writer, models_response(request.path(), models_, started_unix_));
     default:
       return;
   }
@@ -325,7 +327,7 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
   if (answered_async(endpoint, http, routing, parsed.input.stream, writer)) return;
 
   std::uint64_t id = intake_.next_request_id();
-  std::string external_id = (kind == RequestInput::Kind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(id);
+  std::string external_id = external_request_id(kind == RequestInput::Kind::kChat ? "chatcmpl" : "cmpl", id);
   SinkOptions sink_options;
   sink_options.endpoint = endpoint;
   sink_options.stream = parsed.input.stream;
@@ -376,7 +378,7 @@ void HttpSource::handle_retrieve(HttpRequest& http, const std::shared_ptr<Respon
   if (answered_async(endpoint, http, routing, false, writer)) return;
   if (document_stores_.empty()) return respond_error(endpoint, writer, *missing_document_store());
   std::uint64_t id = intake_.next_request_id();
-  std::string external_id = "retr-" + std::to_string(id);
+  std::string external_id = external_request_id("retr", id);
   auto sink = deferrable(std::make_shared<RetrievalResponseSink>(writer, external_id, metrics_), endpoint, http, routing,
                          false, writer, external_id);
   auto request = std::make_shared<Request>(id, std::move(input), std::move(sink));

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "connectors/http/async_jobs.h"
+#include "connectors/http/cors.h"
 #include "connectors/http/http_metrics.h"
 #include "connectors/http/http_server.h"
 #include "connectors/http/ingest_runner.h"
@@ -133,6 +134,8 @@ class HttpSource {
   std::string name_;
   std::string host_;
   std::vector<std::string> models_;
+  std::int64_t started_unix_ = 0;  // the models' `created`
+  CorsPolicy cors_{CorsConfig()};
   int default_class_ = 0;
   std::shared_ptr<HttpMetrics> metrics_;
   std::shared_ptr<const std::vector<std::string>> stage_names_;

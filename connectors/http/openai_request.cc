@@ -124,6 +124,38 @@ std::optional<ApiError> read_stop(const json& obj, std::vector<std::string>* out
   return std::nullopt;
 }
 
+ApiError unsupported(std::string param, std::string message) {
+  return ApiError{400, std::move(message), "invalid_request_error", std::move(param), "unsupported"};
+}
+
+// Fields that change what the answer must be and that Sluice cannot honour yet: refused by
+// name rather than ignored, so structured-output and agent code fails here, not downstream.
+std::optional<ApiError> refuse_unsupported(const json& doc) {
+  if (auto it = doc.find("response_format"); it != doc.end() && !it->is_null()) {
+    if (!it->is_object()) return wrong_type("response_format", "an object", *it);
+    auto type = it->find("type");
+    if (type == it->end() || !type->is_string())
+      return invalid_value("response_format.type", "'response_format.type' must be text, json_object or json_schema");
+    const std::string t = type->get<std::string>();
+    if (t == "json_object" || t == "json_schema")
+      return unsupported("response_format.type",
+                         "response_format " + t +
+                             " is not supported yet: answers are not constrained to JSON; send no response_format or "
+                             "{\"type\":\"text\"}");
+    if (t != "text")
+      return invalid_value("response_format.type", "'response_format.type' must be text, json_object or json_schema, not '" + t + "'");
+  }
+  for (const char* field : {"tools", "functions"}) {
+    auto it = doc.find(field);
+    if (it != doc.end() && !it->is_null() && !(it->is_array() && it->empty()))
+      return unsupported(field, std::string("'") + field + "' (function calling) is not supported yet: no tool calls are produced");
+  }
+  if (auto it = doc.find("logprobs");
+      it != doc.end() && ((it->is_boolean() && it->get<bool>()) || (it->is_number() && it->get<double>() > 0)))
+    return unsupported("logprobs", "'logprobs' is not supported yet: choices carry \"logprobs\": null");
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ApiError> parse_openai_request(std::string_view body, RequestInput::Kind kind, OpenAiRequest* out) {
@@ -163,6 +195,7 @@ std::optional<ApiError> parse_openai_request(std::string_view body, RequestInput
   int n = 1;
   if (auto e = read_number(doc, "n", 1, 1 << 10, &n)) return e;
   if (n != 1) return invalid_value("n", "'n' must be 1: one choice per request is supported");
+  if (auto e = refuse_unsupported(doc)) return e;
   if (auto e = read_bool(doc, "stream", &in.stream)) return e;
   if (auto it = doc.find("stream_options"); it != doc.end() && !it->is_null()) {
     if (!it->is_object()) return wrong_type("stream_options", "an object", *it);

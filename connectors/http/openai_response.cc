@@ -128,7 +128,8 @@ ApiError error_for_status(const Status& status) {
   ApiError e;
   e.status = http_status_for(status.code);
   e.message = status.message.empty() ? std::string(status_code_name(status.code)) : status.message;
-  e.code = std::string(status_code_name(status.code));
+  e.code = status.api_code.empty() ? std::string(status_code_name(status.code)) : status.api_code;
+  e.param = status.param;
   switch (status.code) {
     case StatusCode::kInvalidArgument:
     case StatusCode::kNotFound: e.type = "invalid_request_error"; break;

@@ -18,12 +18,20 @@ void ResponseWriter::post(LoopOp::Kind kind, std::string bytes) {
 
 void ResponseWriter::send(const HttpResponse& response) {
   if (!advance(kIdle, kDone) || closed()) return;
-  post(LoopOp::Kind::kResponse, serialize_response(response, close_after_));
+  if (extra_headers_.empty()) return post(LoopOp::Kind::kResponse, serialize_response(response, close_after_));
+  HttpResponse with = response;
+  with.headers.insert(with.headers.end(), extra_headers_.begin(), extra_headers_.end());
+  post(LoopOp::Kind::kResponse, serialize_response(with, close_after_));
 }
 
 void ResponseWriter::start_stream(int status, std::string_view content_type, const std::vector<HttpHeader>& headers) {
   if (!advance(kIdle, kStreaming) || closed()) return;
-  post(LoopOp::Kind::kStreamHead, serialize_head(status, content_type, headers, std::nullopt, close_after_));
+  if (extra_headers_.empty()) {
+    return post(LoopOp::Kind::kStreamHead, serialize_head(status, content_type, headers, std::nullopt, close_after_));
+  }
+  std::vector<HttpHeader> with = headers;
+  with.insert(with.end(), extra_headers_.begin(), extra_headers_.end());
+  post(LoopOp::Kind::kStreamHead, serialize_head(status, content_type, with, std::nullopt, close_after_));
 }
 
 void ResponseWriter::write_chunk(std::string_view data) {

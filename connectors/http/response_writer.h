@@ -33,6 +33,10 @@ class ResponseWriter {
   ResponseWriter(std::shared_ptr<LoopMailbox> mailbox, std::uint64_t conn_id, std::uint64_t seq, bool close_after)
       : mailbox_(std::move(mailbox)), conn_id_(conn_id), seq_(seq), close_after_(close_after) {}
 
+  // Headers every response through this writer carries (CORS), set by the handler before it
+  // hands the writer on.
+  void add_headers(std::vector<HttpHeader> headers) { extra_headers_ = std::move(headers); }
+
   void send(const HttpResponse& response);
   void start_stream(int status, std::string_view content_type, const std::vector<HttpHeader>& headers);
   void write_chunk(std::string_view data);
@@ -58,6 +62,7 @@ class ResponseWriter {
   std::atomic<int> state_{kIdle};
   std::atomic<bool> closed_{false};
   std::function<void()> on_disconnect_;  // loop thread only
+  std::vector<HttpHeader> extra_headers_;  // written before the writer is handed on, then read-only
 };
 
 }  // namespace sluice::http

@@ -11,6 +11,7 @@
 #include "connectors/kafka/job_request.h"
 #include "connectors/kafka/job_sink.h"
 #include "connectors/kafka/kafka_source_impl.h"
+#include "graph/external_ids.h"
 #include "graph/proto_duration.h"
 
 namespace sluice::kafka {
@@ -346,9 +347,8 @@ void KafkaSource::Impl::submit_job(const JobTaskPtr& task) {
     deadline = now + left_ms * 1'000'000;
   }
   const std::uint64_t id = intake.next_request_id();
-  std::string external_id =
-      (input.kind == RequestInput::Kind::kRetrieve ? "retr-" : input.kind == RequestInput::Kind::kChat ? "chatcmpl-" : "cmpl-") +
-      std::to_string(id);
+  std::string external_id = external_request_id(
+      input.kind == RequestInput::Kind::kRetrieve ? "retr" : input.kind == RequestInput::Kind::kChat ? "chatcmpl" : "cmpl", id);
   auto sink = std::make_shared<JobSink>(this, task, input.kind, external_id, input.model, intake.stage_names());
   auto request = std::make_shared<Request>(id, std::move(input), sink);
   request->priority = static_cast<std::uint8_t>(priority);

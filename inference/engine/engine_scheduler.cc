@@ -91,7 +91,8 @@ Status EngineScheduler::prepare(const GenerationRequest& request, std::vector<in
   if (tokens->empty()) tokens->push_back(tok.bos());  // nothing to condition on: start a document
   if (int64_t(tokens->size()) > context_)
     return invalid("prompt has " + std::to_string(tokens->size()) + " tokens; the context holds " +
-                   std::to_string(context_) + " positions");
+                   std::to_string(context_) + " positions")
+        .with_api("context_length_exceeded");
   // The most one sequence can hold must fit the pool, or it could never run even alone.
   const int64_t most = std::min<int64_t>(context_, int64_t(tokens->size()) + std::max(0, request.max_tokens));
   if (blocks_for(most, pool_.block_size()) > pool_.num_blocks())

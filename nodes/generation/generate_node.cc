@@ -127,10 +127,15 @@ void complete_refused(Request& r, const Status& refused, Nanos now) {
       r.complete(std::move(s), now);
       return;
     }
-    case StatusCode::kInvalidArgument:
+    case StatusCode::kInvalidArgument: {
       r.finish_reason = "error";
-      r.complete(Status::Error(StatusCode::kInvalidArgument, "generate: " + refused.message), now);
+      Status s = Status::Error(StatusCode::kInvalidArgument, "generate: " + refused.message);
+      // What OpenAI clients look for: a prompt over the context is theirs to shorten.
+      if (refused.api_code == "context_length_exceeded")
+        s.with_api(refused.api_code, r.input().kind == RequestInput::Kind::kChat ? "messages" : "prompt");
+      r.complete(std::move(s), now);
       return;
+    }
     default:
       r.complete(Status::Error(StatusCode::kUnavailable, "generate: shutting down", AbortCause::kShutdown), now);
   }
@@ -202,6 +207,18 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
     if (!r->active() || stopping_->load()) {
       if (r->active())
         r->complete(Status::Error(StatusCode::kUnavailable, "generate: shutting down", AbortCause::kShutdown), clock_->now());
+      finish(state);
+      continue;
+    }
+    if (r->input().max_tokens > options_.max_tokens) {
+      // Stated, not silently capped: the client asked for more than this pipeline generates.
+      r->finish_reason = "error";
+      r->complete(Status::Error(StatusCode::kInvalidArgument,
+                                "max_tokens is too large: " + std::to_string(r->input().max_tokens) +
+                                    "; this pipeline generates at most " + std::to_string(options_.max_tokens) +
+                                    " tokens per answer (generate.max_tokens)")
+                      .with_api("invalid_value", "max_tokens"),
+                  clock_->now());
       finish(state);
       continue;
     }

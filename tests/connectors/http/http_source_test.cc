@@ -1,6 +1,7 @@
 // HttpSource over loopback: the OpenAI endpoints (JSON and SSE), the operational endpoints,
 // request fields reaching the sluice::Request, every error status with its body, keep-alive
 // and pipelining.
+#include "graph/external_ids.h"
 #include "tests/connectors/http/http_test_fixture.h"
 
 namespace sluice::http::testing {
@@ -74,7 +75,7 @@ TEST_F(HttpSourceTest, ChatCompletionAsOneJsonResponse) {
   EXPECT_EQ(r.header("content-type"), "application/json");
   EXPECT_EQ(r.header("x-request-id"), req->external_id);
   json body = parse_json(r.body);
-  EXPECT_EQ(body["id"], "chatcmpl-" + std::to_string(req->id()));
+  EXPECT_EQ(body["id"], external_request_id("chatcmpl", req->id()));
   EXPECT_EQ(body["object"], "chat.completion");
   EXPECT_EQ(body["model"], "sluice");
   EXPECT_TRUE(body["created"].is_number_integer());

@@ -146,10 +146,29 @@ TEST(GenerateNode, ContextRuleRefusesALongerPromptAndAnswersAShortOneUntilTheCon
   f.run(node, {refused, short_of_room});
   EXPECT_EQ(refused->status().code, StatusCode::kInvalidArgument);
   EXPECT_THAT(refused->status().message, ::testing::HasSubstr("context holds 32"));
+  EXPECT_EQ(refused->status().api_code, "context_length_exceeded");
+  EXPECT_EQ(refused->status().param, "prompt");
   EXPECT_TRUE(short_of_room->status().ok()) << short_of_room->status().message;
   EXPECT_EQ(short_of_room->finish_reason, "length");
   // The last token needs no position of its own: it is never fed back.
   EXPECT_EQ(short_of_room->usage.prompt_tokens + short_of_room->usage.completion_tokens, 33);
+}
+
+// A max_tokens above the node's is refused with the limit named, not cut short in silence.
+TEST(GenerateNode, MaxTokensAboveTheNodesLimitIsRefusedNamingIt) {
+  SLUICE_REQUIRE_SHARED(inference::testing::shared_model("stories260K.gguf"));
+  Fixture f;
+  f.options.max_tokens = 96;
+  GenerateNode node(f.options, &f.clock);
+  auto over = f.request(1, "Once upon a time", 2000, std::make_shared<RecordingSink>());
+  auto at = f.request(2, "Once upon a time", 96, std::make_shared<RecordingSink>());
+  f.run(node, {over, at});
+  EXPECT_EQ(over->status().code, StatusCode::kInvalidArgument);
+  EXPECT_THAT(over->status().message, ::testing::HasSubstr("max_tokens is too large: 2000"));
+  EXPECT_THAT(over->status().message, ::testing::HasSubstr("at most 96"));
+  EXPECT_EQ(over->status().api_code, "invalid_value");
+  EXPECT_EQ(over->status().param, "max_tokens");
+  EXPECT_TRUE(at->status().ok()) << at->status().message;
 }
 
 TEST(GenerateNode, WithoutAModelAnOptionalNodePassesRequestsOn) {
@@ -310,12 +329,12 @@ TEST(GenerateNode, APromptNodeDraftIsFittedToTheContextAndOnlyKeptPassagesAreCit
     draft->citations.push_back({i + 1, kIds[i], kTitles[i], 0, 1});
   }
   auto sink = std::make_shared<RecordingSink>();
-  auto r = f.request(1, "Where did the dog go?", 100, sink);
+  auto r = f.request(1, "Where did the dog go?", -1, sink);  // unset: the node's 16
   r->attach(kPromptKey, std::shared_ptr<const CitedPromptDraft>(draft));
   r->attach(kCitationsKey, std::make_shared<std::vector<Citation>>(draft->citations));
   f.run(node, {r});
   ASSERT_TRUE(r->status().ok()) << r->status().message;
-  // The whole draft is several hundred tokens; the node capped the answer at 16, so the prompt
+  // The whole draft is several hundred tokens; the answer gets the node's 16, so the prompt
   // got at most 128 - 16 positions, and the answer its 16 tokens.
   EXPECT_LE(r->usage.prompt_tokens, 112);
   EXPECT_GT(r->usage.prompt_tokens, 60);  // filled, not emptied
