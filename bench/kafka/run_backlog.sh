@@ -11,9 +11,9 @@
 # ratio, the share answered (at 2x the router refuses the excess with 429), the jobs completed per
 # second while P0 ran (the spare capacity P2 used), and, after the last level, the seconds until
 # every job of the backlog completed. Repeats REPS times, alternating; medians and each run.
-# P2 leaves KEEP_FREE (default 1) of the 4 slots to P0 (the router's keep_free); KEEP_FREE=0 is
+# P2 leaves KEEP_FREE (default 2) of the 4 slots to P0 (the router's keep_free); KEEP_FREE=0 is
 # the work-conserving router, where P0 finds all four slots taken by jobs and waits for one.
-#   [KEEP_FREE=1] bench/kafka/run_backlog.sh SLUICE_BINARY [N=10000] [REPS=3] [DURATION=10s]
+#   [KEEP_FREE=2] bench/kafka/run_backlog.sh SLUICE_BINARY [N=10000] [REPS=3] [DURATION=10s]
 set -euo pipefail
 SLUICE=$(realpath "$1")
 N=${2:-10000}
@@ -55,7 +55,7 @@ nodes:
       max_running: 4
       classes:
         - name: P2
-          keep_free: ${KEEP_FREE:-1}
+          keep_free: ${KEEP_FREE:-2}
   - {name: harness, kind: service_curve, config: {base_time: 20ms, slots: 4}}
 edges:
   - {from: jobs, to: admit}
@@ -122,7 +122,7 @@ PY
   wait "$dev" 2> /dev/null || true
 }
 
-echo "# KEEP_FREE=${KEEP_FREE:-1} bench/kafka/run_backlog.sh $(basename "$SLUICE") N=$N REPS=$REPS DURATION=$DURATION  ($(date -u +%FT%TZ))"
+echo "# KEEP_FREE=${KEEP_FREE:-2} bench/kafka/run_backlog.sh $(basename "$SLUICE") N=$N REPS=$REPS DURATION=$DURATION  ($(date -u +%FT%TZ))"
 echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 0; r < REPS; r++)); do
   run baseline "$r" >> "$DIR/runs"
