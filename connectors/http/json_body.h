@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "connectors/http/openai_request.h"
+#include "graph/json_reading.h"
 
 namespace sluice::http {
 
@@ -19,8 +20,7 @@ namespace sluice::http {
 ApiError invalid_value(std::string param, std::string message);
 // A 400 invalid_type: "'field' must be <expected>, got <what it is>".
 ApiError wrong_type(const std::string& field, std::string_view expected, const nlohmann::json& got);
-// "a string", "an array", ... for messages.
-std::string_view json_type_name(const nlohmann::json& v);
+using sluice::json_type_name;  // "a string", "an array", ... (graph/json_reading.h)
 
 // Parses a request body that must be one JSON object. Refuses nesting deeper than 64 levels
 // before parsing (a hostile body must not exhaust the parser's stack) and reports malformed

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/document_id.h"
+#include "graph/json_reading.h"
 #include "sluice/jobs.pb.h"
 
 namespace sluice::kafka {
@@ -119,104 +120,13 @@ std::string base64(std::string_view bytes) {
 
 bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-std::string_view json_type_name(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number";
-    default: return "an unsupported value";
-  }
-}
-
-// Drops nlohmann's "[json.exception.parse_error.101] " prefix.
-std::string strip_exception_id(std::string what) {
-  if (what.rfind("[json.exception.", 0) == 0) {
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-  }
-  return what;
-}
-
-// Follows the parser's events to name the value being read ("body.messages[0].content"), so
-// that a number the parser cannot hold (1e400) is reported with its field. Bounded by the
-// depth check.
-class JsonPath {
- public:
-  explicit JsonPath(std::string prefix) : prefix_(std::move(prefix)) {}
-
-  void on_event(json::parse_event_t event, const json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start: frames_.push_back({false, {}, 0}); break;
-      case json::parse_event_t::array_start: frames_.push_back({true, {}, 0}); break;
-      case json::parse_event_t::key:
-        if (!frames_.empty() && parsed.is_string()) frames_.back().key = parsed.get_ref<const std::string&>();
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!frames_.empty()) frames_.pop_back();
-        finished_value();
-        break;
-      case json::parse_event_t::value: finished_value(); break;
-    }
-  }
-
-  std::string current() const {
-    std::string out = prefix_;
-    for (const Frame& f : frames_) {
-      if (f.array) {
-        out += "[" + std::to_string(f.index) + "]";
-      } else {
-        if (!out.empty()) out += '.';
-        out += f.key;
-      }
-    }
-    return out;
-  }
-
- private:
-  struct Frame {
-    bool array;
-    std::string key;
-    std::size_t index;
-  };
-  void finished_value() {
-    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
-  }
-  std::string prefix_;
-  std::vector<Frame> frames_;
-};
-
-// Where `text` nests deeper than `limit`, the byte offset; nullopt when it does not.
-std::optional<std::size_t> too_deep(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return std::nullopt;
-}
-
 // Parses `text` into *out; on failure, why, as a sentence about `what` ("the record", "'body'")
 // naming the field of an out-of-range number relative to `path` ("body"). Never throws: the
 // common case parses without exceptions, a failure is parsed again to be explained (unless
 // `explain` is false: then the reason is "").
 std::optional<std::string> parse_json(std::string_view text, int max_depth, std::string_view what,
                                       std::string path, json* out, bool explain = true) {
-  if (auto at = too_deep(text, max_depth)) {
+  if (auto at = json_too_deep(text, max_depth)) {
     return std::string(what) + " nests deeper than " + std::to_string(max_depth) + " levels (at byte " +
            std::to_string(*at) + ")";
   }
@@ -233,9 +143,9 @@ std::optional<std::string> parse_json(std::string_view text, int max_depth, std:
     // nlohmann's only out_of_range while parsing: "number overflow parsing '1e400'" (406).
     const std::string field = tracker.current();
     return (field.empty() ? std::string(what) + " holds a number out of range"
-                          : "'" + field + "' is out of range") + ": " + strip_exception_id(e.what());
+                          : "'" + field + "' is out of range") + ": " + strip_json_exception_id(e.what());
   } catch (const json::exception& e) {
-    return std::string(what) + " is not valid JSON: " + strip_exception_id(e.what());
+    return std::string(what) + " is not valid JSON: " + strip_json_exception_id(e.what());
   }
   return std::string(what) + " is not valid JSON";
 }

@@ -1,0 +1,53 @@
+// Reading untrusted JSON with errors that name the place: the pieces the HTTP bodies
+// (connectors/http/json_body.h) and the Kafka job records (connectors/kafka/job_codec.h) share.
+//  - json_too_deep: where a text nests deeper than a limit, found before parsing, so a hostile
+//    input cannot exhaust the parser's stack;
+//  - JsonPath: follows nlohmann's parser events to name the value being read
+//    ("body.messages[0].content"), so a number the parser cannot hold (1e400) is reported with
+//    its field; bounded by the depth check (one frame per level);
+//  - strip_json_exception_id, json_type_name: the words of the messages.
+// On its own (like sluice_citation) so the job codec, which needs no graph, can use it.
+// Thread-safety: pure functions; a JsonPath is used by one parse.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sluice {
+
+// The byte offset of the bracket that first nests deeper than `limit`; nullopt when none does.
+std::optional<std::size_t> json_too_deep(std::string_view text, int limit);
+
+// Drops nlohmann's "[json.exception.parse_error.101] " prefix; keeps "parse error at line L,
+// column C: ..." or "number overflow parsing '1e400'".
+std::string strip_json_exception_id(std::string what);
+
+// "null", "a boolean", "a string", "an array", "an object", "an integer", "a number".
+std::string_view json_type_name(const nlohmann::json& v);
+
+class JsonPath {
+ public:
+  explicit JsonPath(std::string prefix = {}) : prefix_(std::move(prefix)) {}
+  void on_event(nlohmann::json::parse_event_t event, const nlohmann::json& parsed);
+  // The path of the value being read now: the prefix ("" at the top level without one).
+  std::string current() const;
+
+ private:
+  struct Frame {
+    bool array;
+    std::string key;    // objects: the key whose value is being read
+    std::size_t index;  // arrays: the element being read
+  };
+  void finished_value() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::string prefix_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace sluice
