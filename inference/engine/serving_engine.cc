@@ -33,10 +33,13 @@ ServingEngine::ServingEngine(const LlamaModel& model, const EngineOptions& optio
 void ServingEngine::start(MetricsRegistry* metrics, const std::vector<std::string>& class_names) {
   options_ = scheduler_->options();
   context_ = scheduler_->context();
-  kv_ = scheduler_->kv_stats();
-  preemptions_ = scheduler_->preemptions();
-  load_.free_kv_blocks = scheduler_->available_blocks();
-  load_.total_kv_blocks = kv_.total;
+  {
+    MutexLock lock(mu_);  // no other thread yet; the lock keeps the snapshots' one rule
+    kv_ = scheduler_->kv_stats();
+    preemptions_ = scheduler_->preemptions();
+    load_.free_kv_blocks = scheduler_->available_blocks();
+    load_.total_kv_blocks = kv_.total;
+  }
   if (metrics) register_metrics(*metrics, class_names);
   Counter* failures = metrics_ ? metrics_->sequence_failures : nullptr;
   scheduler_->on_sequence_failure = [model_id = options_.model_id, failures](const std::string& id, const std::string& error) {
