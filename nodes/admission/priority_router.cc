@@ -93,13 +93,6 @@ RouterClassPolicy default_class_policy(std::size_t position, const std::string& 
   }
 }
 
-std::int64_t estimate_prompt_tokens(const RequestInput& input, double chars_per_token) {
-  std::size_t bytes = input.prompt.size();
-  for (const auto& m : input.messages) bytes += m.content.size();
-  auto tokens = static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / chars_per_token));
-  return std::max<std::int64_t>(1, tokens);
-}
-
 PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeContext& ctx)
     : name_(ctx.name),
       clock_(ctx.clock),

@@ -56,6 +56,7 @@
 #include "graph/mutex.h"
 #include "graph/node.h"
 #include "graph/schema.h"
+#include "graph/token_estimate.h"
 #include "graph/thread_annotations.h"
 #include "nodes/admission/class_scheduler.h"
 #include "nodes/admission/prefill_rate_estimator.h"
@@ -72,10 +73,6 @@ struct RouterClassPolicy {
   Nanos target_ttft = 0;        // token budget: 0 none (and none unless token_budget.enabled)
   std::uint32_t keep_free = 0;  // let on only while more slots than this are free
 };
-
-// Prompt tokens of a request estimated without a tokenizer: the UTF-8 bytes of its prompt and
-// chat messages / chars_per_token, rounded up, at least 1.
-std::int64_t estimate_prompt_tokens(const RequestInput& input, double chars_per_token);
 
 // The policy of the class at `position` when the file leaves a field out.
 RouterClassPolicy default_class_policy(std::size_t position, const std::string& name);

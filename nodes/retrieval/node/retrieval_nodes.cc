@@ -4,6 +4,7 @@
 
 #include "graph/clock.h"
 #include "graph/request_citations.h"
+#include "graph/token_estimate.h"
 
 namespace sluice::retrieval {
 
@@ -148,9 +149,16 @@ void AnswerNode::process(Batch& batch) {
       continue;
     }
     const ExtractiveAnswer a = extractive_answer(r->input().query(), h.hits, *gen, options_);
-    for (const auto& piece : a.pieces) r->emit_token(piece, clock_ != nullptr ? clock_->now() : now);
+    std::string answer;
+    for (const auto& piece : a.pieces) {
+      r->emit_token(piece, clock_ != nullptr ? clock_->now() : now);
+      answer += piece;
+    }
     emit_sources(*r, a.sources, options_.citations, clock_ != nullptr ? clock_->now() : now);
-    r->usage.completion_tokens = static_cast<int>(a.pieces.size());
+    // No model, no tokenizer: usage in estimated tokens (graph/token_estimate.h) of what the
+    // client sent and of the answer text, not a count of pieces.
+    r->usage.prompt_tokens = static_cast<int>(estimate_prompt_tokens(r->input()));
+    r->usage.completion_tokens = static_cast<int>(estimate_tokens(answer));
     r->complete(Status::Ok(), clock_ != nullptr ? clock_->now() : now);
   }
 }

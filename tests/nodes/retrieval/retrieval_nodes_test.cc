@@ -66,6 +66,11 @@ TEST(RetrievalNodes, EmbedBranchesFuseAnswerStreamsACitedAnswer) {
   EXPECT_NE(sinks[0]->events[0].second.find("\"doc_id\":\"cache.md\""), std::string::npos) << sinks[0]->events[0].second;
   ASSERT_FALSE(sinks[1]->events.empty());
   EXPECT_NE(sinks[1]->events[0].second.find("ingest.md"), std::string::npos) << sinks[1]->events[0].second;
+  // Usage in estimated tokens (4 bytes each, rounded up), not a count of sentences.
+  const Usage& u = batch.requests[0]->usage;
+  EXPECT_EQ(u.prompt_tokens, 8);  // "when is the cache invalidated": 29 bytes
+  EXPECT_EQ(u.completion_tokens, static_cast<int>((sinks[0]->text.size() + 3) / 4)) << sinks[0]->text;
+  EXPECT_GT(u.completion_tokens, 5);
 }
 
 TEST(RetrievalNodes, RetrieveRequestsGetRankedChunksWithPathScores) {
