@@ -416,6 +416,22 @@ LoadResult run_closed_loop(const LoadOptions& o) {
   return out;
 }
 
+std::string probe_target(const LoadOptions& o) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(o.port));
+  if (inet_pton(AF_INET, o.host.c_str(), &addr.sin_addr) != 1) return "the host must be an IPv4 address, got '" + o.host + "'";
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::strerror(errno);
+  timeval timeout{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);  // bounds connect()
+  const int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  const int err = errno;
+  ::close(fd);
+  if (rc == 0) return "";
+  return err == EINPROGRESS || err == EAGAIN ? "no answer within 2 s" : std::strerror(err);
+}
+
 std::string to_json(const LoadResult& r) {
   auto pct = [](const Percentiles& p) {
     char buf[160];

@@ -85,6 +85,11 @@ struct LoadResult {
   std::vector<ClassResult> classes;
 };
 
+// Connects once to options.host:port (blocking, up to 2 s): "" when the server accepts, else why
+// not ("connection refused"), so a bench against no server fails at once instead of reporting
+// every request as an error.
+std::string probe_target(const LoadOptions& options);
+
 LoadResult run_open_loop(const LoadOptions& options);
 // Needs options.concurrency >= 1 and options.stream (TTFT and inter-token latency are the point).
 LoadResult run_closed_loop(const LoadOptions& options);

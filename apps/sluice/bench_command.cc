@@ -277,6 +277,10 @@ int bench(const Args& args) {
       if (!found) throw std::invalid_argument("--slo: class '" + name + "' is not in --mix");
     }
   }
+  if (const std::string why = loadgen::probe_target(o); !why.empty()) {
+    std::fprintf(stderr, "sluice bench: cannot reach %s:%d: %s\n", o.host.c_str(), o.port, why.c_str());
+    return 2;
+  }
   std::vector<loadgen::LoadResult> levels;
   const std::size_t level_count = closed_loop ? concurrency.size() : rates.size();
   for (std::size_t i = 0; i < level_count; ++i) {

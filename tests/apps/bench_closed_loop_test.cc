@@ -155,6 +155,21 @@ TEST(BenchFlags, RefusesBadConcurrencyLevelsAndMixedModes) {
   EXPECT_THAT(bench_error({"--concurrency"}), HasSubstr("--concurrency needs a value"));
 }
 
+// A bench against a server that is not there fails at once, saying so, instead of reporting
+// every request as an error and exiting 0.
+TEST(BenchFlags, AServerThatIsNotThereExitsNonZeroNamingIt) {
+  int port = 0;
+  {
+    ServedPipeline served(template_spec(), register_basic_nodes);
+    port = served.source->port();
+  }
+  ::testing::internal::CaptureStderr();
+  const int rc = cli::bench({"--target", "127.0.0.1:" + std::to_string(port), "--rate", "5", "--duration", "1s"});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 2);
+  EXPECT_THAT(err, HasSubstr("cannot reach 127.0.0.1:" + std::to_string(port) + ": Connection refused"));
+}
+
 TEST(BenchFlags, ClosedLoopLevelsEndUpInTheJson) {
   ServedPipeline served(template_spec(), register_basic_nodes);
   std::string json_path = ::testing::TempDir() + "closed-loop.json";
