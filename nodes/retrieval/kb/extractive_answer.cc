@@ -20,6 +20,21 @@ std::string ExtractiveAnswer::text() const {
   return s + sources_text();
 }
 
+namespace {
+
+// False for Markdown structure: a table row (`| a | b |`), a heading (`# Title`), a fence or
+// an indented code line, a list item that is only inline code.
+bool is_prose(std::string_view sentence) {
+  std::size_t i = sentence.find_first_not_of(" \t\n");
+  if (i == std::string_view::npos) return false;
+  if (sentence.substr(0, i).find("    ") != std::string_view::npos) return false;  // indented code
+  const std::string_view s = sentence.substr(i);
+  if (s[0] == '|' || s[0] == '#' || s.substr(0, 3) == "```") return false;
+  return s.find(" | ") == std::string_view::npos;  // a table row the splitter cut mid-row
+}
+
+}  // namespace
+
 ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<RetrievedChunk>& hits,
                                    const KbSnapshot& gen, const AnswerOptions& options) {
   ExtractiveAnswer answer;
@@ -33,6 +48,7 @@ ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<Ret
   struct Candidate {
     std::size_t passage, begin, end;
     double score;
+    bool prose;
   };
   std::vector<Candidate> cands;
   const std::size_t passages = std::min(options.passages, hits.size());
@@ -45,9 +61,13 @@ ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<Ret
         auto it = weight.find(t);
         if (it != weight.end() && seen.insert(t).second) score += it->second;
       }
-      if (score > 0) cands.push_back({p, b, e, score});
+      if (score > 0) cands.push_back({p, b, e, score, is_prose(std::string_view(c.text).substr(b, e - b))});
     }
   }
+  // A table row, heading or code line matches many query terms without saying anything a reader
+  // can take as an answer: quoted only when no prose sentence matches.
+  if (std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.prose; }))
+    cands.erase(std::remove_if(cands.begin(), cands.end(), [](const Candidate& c) { return !c.prose; }), cands.end());
   std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     return a.score > b.score || (a.score == b.score && a.passage < b.passage);
   });

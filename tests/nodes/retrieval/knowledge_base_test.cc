@@ -256,5 +256,25 @@ TEST(ExtractiveAnswer, QuotesMatchingSentencesWithCitationsThenSources) {
   EXPECT_EQ(none.text(), "No passage in the knowledge base matches the question.");
 }
 
+// A table row or heading that matches more query terms than any sentence is not quoted while a
+// prose sentence matches: it says nothing a reader can take as the answer.
+TEST(ExtractiveAnswer, PrefersProseToTableRowsAndHeadings) {
+  KnowledgeBase kb(small_options());
+  kb.upsert({{"shed.md", "Shedding",
+              "# How the shedding ladder sheds load\n\n| shedding | ladder | load | level |\n| --- | --- | --- | --- |\n\n"
+              "The ladder sheds the lowest class first when load stays high.",
+              DocumentKind::kNarrative, CodeLanguage::kNone},
+             {"other.md", "Other", "Nothing related here at all.", DocumentKind::kNarrative, CodeLanguage::kNone}});
+  const auto gen = kb.current();
+  RetrieveOptions o;
+  o.mode = RetrieveMode::kBm25;
+  const auto r = retrieve(*gen, "how does the shedding ladder shed load", o);
+  const auto a = extractive_answer("how does the shedding ladder shed load", r.hits, *gen);
+  const std::string text = a.text();
+  EXPECT_NE(text.find("The ladder sheds the lowest class first when load stays high. [1]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("| shedding"), std::string::npos) << text;
+  EXPECT_EQ(text.find("# How"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace sluice::retrieval
