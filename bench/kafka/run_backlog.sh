@@ -20,19 +20,11 @@ N=${2:-10000}
 REPS=${3:-3}
 DURATION=${4:-10s}
 CAPACITY=200
-for tool in kcat python3 curl; do
-  command -v "$tool" > /dev/null || { echo "run_backlog: $tool is missing (scripts/setup)" >&2; exit 1; }
-done
-DIR=$(mktemp -d /tmp/sluice-kafka-backlog.XXXXXX)
-cleanup() {
-  for pid in $(jobs -p); do kill -9 "$pid" 2> /dev/null || true; done
-  wait 2> /dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
 fail() { echo "run_backlog: $*" >&2; exit 1; }
 # wait_line, metric
 source "$(dirname "$0")/../../tests/apps/lib.sh"
+need_tools run_backlog kcat python3 curl
+scratch_dir kafka-backlog
 
 cat > "$DIR/p.yaml" << 'YAML'
 name: kafka-backlog

@@ -14,19 +14,11 @@ set -euo pipefail
 SLUICE=$(realpath "$1")
 N=${2:-5000}
 REPS=${3:-3}
-for tool in kcat python3 curl; do
-  command -v "$tool" > /dev/null || { echo "run_throughput: $tool is missing (scripts/setup)" >&2; exit 1; }
-done
-DIR=$(mktemp -d /tmp/sluice-kafka-bench.XXXXXX)
-cleanup() {
-  for pid in $(jobs -p); do kill -9 "$pid" 2> /dev/null || true; done
-  wait 2> /dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
 fail() { echo "run_throughput: $*" >&2; exit 1; }
 # wait_line, metric
 source "$(dirname "$0")/../../tests/apps/lib.sh"
+need_tools run_throughput kcat python3 curl
+scratch_dir kafka-bench
 cpu_by_group() {  # pids... -> "rdk sluice_kafka rest" CPU seconds of their threads
   python3 - "$@" << 'PY'
 import glob, sys

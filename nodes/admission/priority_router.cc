@@ -48,6 +48,11 @@ Nanos rate_memory(const TokenBudgetConfig& c) {
   return memory > 0 ? memory : 5 * kNanosPerSecond;
 }
 
+// max_running, 0 meaning "not set" (a config built in code): 64, the schema's default.
+std::uint32_t effective_max_running(const PriorityRouterConfig& config) {
+  return config.max_running() == 0 ? 64 : config.max_running();
+}
+
 // The class policies: each position's defaults, overridden by the file's `classes`.
 std::vector<RouterClassPolicy> class_policies(const PriorityRouterConfig& config, const std::vector<std::string>& class_names) {
   if (class_names.empty()) throw std::invalid_argument("the pipeline defines no priority classes");
@@ -67,7 +72,7 @@ std::vector<RouterClassPolicy> class_policies(const PriorityRouterConfig& config
     if (cc.has_queue_timeout()) p.queue_timeout = duration_nanos(cc.queue_timeout());
     if (cc.has_weight()) p.weight = std::max<std::uint32_t>(1, cc.weight());
     p.keep_free = cc.keep_free();
-    const std::uint32_t slots = config.max_running() == 0 ? 64 : config.max_running();
+    const std::uint32_t slots = effective_max_running(config);
     if (p.keep_free >= slots) {
       throw std::invalid_argument("classes[" + std::to_string(i) + "].keep_free: " + std::to_string(p.keep_free) +
                                   " leaves none of max_running's " + std::to_string(slots) + " slots to class " +
@@ -97,7 +102,7 @@ PriorityRouter::PriorityRouter(const PriorityRouterConfig& config, const NodeCon
     : name_(ctx.name),
       clock_(ctx.clock),
       policies_(class_policies(config, ctx.class_names)),
-      max_running_(config.max_running() == 0 ? 64 : config.max_running()),
+      max_running_(effective_max_running(config)),
       heartbeat_interval_(duration_nanos(config.heartbeat_interval())),
       retry_after_max_(std::max(1.0, nanos_to_seconds(duration_nanos(config.retry_after_max())))),
       evaluate_every_(duration_nanos(config.shedding().evaluate_every())),

@@ -14,24 +14,13 @@
 # PIPELINE arguments (files, or directories whose kafka pipelines are taken) are only validated,
 # so the shipped Kafka pipelines stay loadable. Prints one line of counts at the end.
 #   tests/apps/kafka_worker_test.sh SLUICE_BINARY [PIPELINE_OR_DIR...]
-# Environment: KAFKA_TEST_JOBS (N, default 2000), KAFKA_TEST_KEEP=1 keeps the temp dir (logs).
+# Environment: KAFKA_TEST_JOBS (N, default 2000), KEEP_SCRATCH=1 keeps the temp dir (logs).
 set -euo pipefail
 SLUICE=$1
 shift
 N=${KAFKA_TEST_JOBS:-2000}
-for tool in kcat python3 curl; do
-  command -v "$tool" > /dev/null || { echo "kafka_worker_test: $tool is missing (scripts/setup)" >&2; exit 1; }
-done
-DIR=$(mktemp -d /tmp/sluice-kafka-worker.XXXXXX)
 START=$SECONDS
 DEV="" A="" B=""
-cleanup() {
-  # Every background child (kafka-dev, the workers), by id; SIGKILL: nothing here must outlive the test.
-  for pid in $(jobs -p); do kill -9 "$pid" 2> /dev/null || true; done
-  wait 2> /dev/null || true
-  if [[ -n ${KAFKA_TEST_KEEP:-} ]]; then echo "kafka_worker_test: logs kept in $DIR" >&2; else rm -rf "$DIR"; fi
-}
-trap cleanup EXIT
 fail() {
   echo "kafka_worker_test: $*" >&2
   for log in dev.log a.log b.log; do
@@ -41,6 +30,8 @@ fail() {
 }
 # wait_line, metric
 source "$(dirname "$0")/lib.sh"
+need_tools kafka_worker_test kcat python3 curl
+scratch_dir kafka-worker
 
 # The shipped pipelines named on the command line must validate.
 for arg in "$@"; do

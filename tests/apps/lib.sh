@@ -1,6 +1,28 @@
 # Shell helpers shared by the end-to-end scripts (tests/apps/*.sh, bench/*/run_*.sh); sourced.
 # The sourcing script defines fail MESSAGE (print, clean up, exit non-zero) before calling them.
 
+# need_tools WHO TOOL...: exits with "WHO: TOOL is missing (scripts/setup)" unless each is on PATH.
+need_tools() {
+  local who=$1 tool
+  shift
+  for tool in "$@"; do
+    command -v "$tool" > /dev/null || { echo "$who: $tool is missing (scripts/setup)" >&2; exit 1; }
+  done
+}
+
+# scratch_dir NAME: a fresh folder /tmp/sluice-NAME.XXXXXX (the X's are mktemp's template) in
+# $DIR, and an EXIT trap that SIGKILLs every background job of the script (servers, brokers:
+# nothing must outlive it) and removes the folder; KEEP_SCRATCH=1 keeps it, for reading logs.
+scratch_dir() {
+  DIR=$(mktemp -d "/tmp/sluice-$1.XXXXXX")
+  trap _scratch_cleanup EXIT
+}
+_scratch_cleanup() {
+  for pid in $(jobs -p); do kill -9 "$pid" 2> /dev/null || true; done
+  wait 2> /dev/null || true
+  if [[ -n ${KEEP_SCRATCH:-} ]]; then echo "logs kept in $DIR" >&2; else rm -rf "$DIR"; fi
+}
+
 # wait_line FILE PATTERN PID WHAT: waits up to 15 s for a line matching PATTERN in FILE while
 # PID lives, and prints it; fails when PID exits first or the time runs out.
 wait_line() {

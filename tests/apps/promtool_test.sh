@@ -10,16 +10,10 @@ SLUICE=$(realpath "$1")
 SRC=$(realpath "$2")
 MODEL=${3:-}
 command -v promtool > /dev/null || { echo "promtool_test: promtool is missing (scripts/setup installs prometheus)" >&2; exit 1; }
-DIR=$(mktemp -d /tmp/sluice-promtool.XXXXXX)
-cleanup() {
-  for pid in $(jobs -p); do kill -9 "$pid" 2> /dev/null || true; done
-  wait 2> /dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
 fail() { echo "promtool_test: $*" >&2; for f in "$DIR"/*.log; do echo "--- $f" >&2; tail -20 "$f" >&2; done; exit 1; }
 # wait_line, metric
 source "$(dirname "$0")/lib.sh"
+scratch_dir promtool
 post() { curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' -d "$2" "http://$PORT$1"; }
 check() {  # what
   curl -s "http://$PORT/metrics" > "$DIR/metrics.txt"

@@ -11,33 +11,15 @@
 
 #include "inference/engine/engine_scheduler.h"
 #include "inference/engine/serving_engine.h"
-#include "inference/llama/generator.h"
 #include "kernels/backend_factory.h"
-#include "tests/support/test_models.h"
+#include "tests/inference/stories_model_test.h"
 
 namespace sluice::inference {
 namespace {
 
-using testing::shared_model;
 using Steady = std::chrono::steady_clock;
 
-struct EngineFailureTest : ::testing::Test {
-  static std::unique_ptr<LlamaModel> model;
-  static void SetUpTestSuite() {
-    const std::string path = shared_model("stories260K.gguf");
-    if (std::filesystem::exists(path)) model = LlamaModel::load(path);
-  }
-  void SetUp() override {
-    if (!model) GTEST_SKIP() << "needs " << shared_model("stories260K.gguf") << " (../shared)";
-  }
-  static std::string alone(const std::string& prompt, int max_tokens) {
-    Generator gen(*model, GeneratorOptions{});
-    GenerationRequest r;
-    r.prompt = prompt;
-    r.max_tokens = max_tokens;
-    r.sampling.temperature = 0;
-    return gen.generate(r).text;
-  }
+struct EngineFailureTest : testing::StoriesModelTest {
   struct Out {
     std::string streamed;
     GenerationResult result;
@@ -57,7 +39,6 @@ struct EngineFailureTest : ::testing::Test {
     return r;
   }
 };
-std::unique_ptr<LlamaModel> EngineFailureTest::model;
 
 // Four requests share every step; three of them carry a callback that throws at a different
 // point. Each of those ends alone, with kError and the error naming the callback; the healthy

@@ -18,6 +18,7 @@
 #include "inference/engine/engine_scheduler.h"
 #include "inference/engine/serving_engine.h"
 #include "inference/llama/generator.h"
+#include "tests/inference/stories_model_test.h"
 #include "tests/support/test_models.h"
 
 namespace sluice::inference {
@@ -29,31 +30,7 @@ using Steady = std::chrono::steady_clock;
 const std::vector<std::string> kPrompts = {"Once upon a time", "The cat sat", "Lily and Ben went to the park",
                                            "One day", "Tom had a big red ball", "She was happy"};
 
-struct EngineTest : ::testing::Test {
-  static std::unique_ptr<LlamaModel> model;
-  static void SetUpTestSuite() {
-    const std::string path = shared_model("stories260K.gguf");
-    if (std::filesystem::exists(path)) model = LlamaModel::load(path);
-  }
-  void SetUp() override {
-    if (!model) GTEST_SKIP() << "needs " << shared_model("stories260K.gguf") << " (../shared)";
-  }
-
-  // What a sequence generates alone (the single-stream Generator).
-  std::string alone(const std::string& prompt, int max_tokens, SamplingParams sampling = greedy()) {
-    Generator gen(*model, GeneratorOptions{});
-    GenerationRequest r;
-    r.prompt = prompt;
-    r.max_tokens = max_tokens;
-    r.sampling = sampling;
-    return gen.generate(r).text;
-  }
-  static SamplingParams greedy() {
-    SamplingParams s;
-    s.temperature = 0;
-    return s;
-  }
-
+struct EngineTest : testing::StoriesModelTest {
   struct Out {
     std::string streamed;
     GenerationResult result;
@@ -82,7 +59,6 @@ struct EngineTest : ::testing::Test {
     ASSERT_TRUE(s.idle());
   }
 };
-std::unique_ptr<LlamaModel> EngineTest::model;
 
 TEST_F(EngineTest, ContinuousBatchingGivesEachSequenceItsTokensAlone) {
   EngineOptions o;

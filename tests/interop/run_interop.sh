@@ -11,15 +11,9 @@ SRC=$(realpath "$2")
 MODEL=${3:-}
 HERE="$SRC/tests/interop"
 [[ -d "$HERE/node_modules/openai" ]] || { echo "run_interop: $HERE/node_modules is missing: run scripts/setup-interop" >&2; exit 1; }
-DIR=$(mktemp -d /tmp/sluice-interop.XXXXXX)
-cleanup() {
-  for pid in $(jobs -p); do kill -9 "$pid" 2> /dev/null || true; done
-  wait 2> /dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
 fail() { echo "run_interop: $*" >&2; echo "--- server log" >&2; tail -30 "$DIR/run.log" >&2; exit 1; }
 source "$SRC/tests/apps/lib.sh"  # wait_line, metric
+scratch_dir interop
 
 [[ -n "$MODEL" && ! -f "$MODEL" ]] && { echo "run_interop: no $MODEL; the answers are extractive"; MODEL=""; }
 SLUICE_KB="$DIR/kb" SLUICE_LISTEN=127.0.0.1:0 SLUICE_MODEL="$MODEL" "$SLUICE" run "$SRC/pipelines/default.yaml" 2> "$DIR/run.log" &
