@@ -1,18 +1,20 @@
 // The one vocabulary of a generation, shared by the single-sequence Generator
 // (llama/generator.h) and the serving engine (engine/serving_engine.h): what is asked
 // (GenerationRequest), how it ended (FinishReason) and what came back (GenerationResult).
-// A field only the engine acts on (priority, tenant, prompt_tokens, on_finish) is ignored by
+// A field only the engine acts on (priority, tenant, prompt_tokens, grammar, on_finish) is ignored by
 // the Generator; a result field only the engine measures (reused_tokens, preemptions,
 // queue_seconds) stays 0 there.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "graph/sampling_params.h"
+#include "inference/constrain/json_grammar.h"
 #include "inference/tokenize/prompt_text.h"
 
 namespace sluice::inference {
@@ -47,6 +49,10 @@ struct GenerationRequest {
   // llama-batched-bench does); the answer then ends at max_tokens or the context.
   bool ignore_eos = false;
   SamplingParams sampling;
+  // Engine: constrained decoding (inference/constrain/token_mask.h): every token keeps the
+  // answer inside this JSON grammar, the answer closes before max_tokens, and generation ends
+  // when the document is complete. Null: free text.
+  std::shared_ptr<const constrain::JsonGrammar> grammar;
   int max_tokens = 256;             // completion tokens at most
   std::vector<std::string> stop;    // stop strings, excluded from the text
   int priority = 0;                 // engine: class index, 0 most urgent

@@ -89,6 +89,10 @@ Status EngineScheduler::prepare(const GenerationRequest& request, std::vector<in
     *tokens = tok.encode_prompt(request.prompt, request.add_bos);
   }
   if (tokens->empty()) tokens->push_back(tok.bos());  // nothing to condition on: start a document
+  if (request.grammar && int64_t(request.grammar->min_bytes()) > request.max_tokens)
+    return invalid("max_tokens " + std::to_string(request.max_tokens) + " cannot hold the shortest answer the schema allows (" +
+                   std::to_string(request.grammar->min_bytes()) + " bytes; a constrained answer is guaranteed one byte per token)")
+        .with_api("invalid_value", "max_tokens");
   if (int64_t(tokens->size()) > context_)
     return invalid("prompt has " + std::to_string(tokens->size()) + " tokens; the context holds " +
                    std::to_string(context_) + " positions")
@@ -119,7 +123,23 @@ void EngineScheduler::enqueue(GenerationRequest request, std::vector<int32_t> to
   seq->tokens = std::move(tokens);
   seq->submitted = seq->last_token = submitted;
   seq->result.prompt_tokens = seq->prompt_tokens;
+  if (seq->request.grammar) {
+    const Tokenizer& tok = model_.tokenizer();
+    seq->constraint = std::make_unique<constrain::TokenConstraint>(seq->request.grammar, vocab_trie(),
+                                                                    std::vector<int32_t>{tok.eos(), tok.bos()});
+  }
   insert_waiting(std::move(seq));
+}
+
+const std::shared_ptr<const constrain::VocabTrie>& EngineScheduler::vocab_trie() {
+  if (!vocab_trie_) {
+    // What each token prints mid-text (not right after BOS, where a leading space is dropped).
+    const Tokenizer& tok = model_.tokenizer();
+    std::vector<std::string> pieces(size_t(tok.vocab_size()));
+    for (int32_t id = 0; id < tok.vocab_size(); ++id) pieces[size_t(id)] = std::string(tok.piece(-1, id));
+    vocab_trie_ = std::make_shared<const constrain::VocabTrie>(pieces);
+  }
+  return vocab_trie_;
 }
 
 void EngineScheduler::insert_waiting(SeqPtr seq) {
@@ -370,6 +390,15 @@ void EngineScheduler::publish_full_blocks(Sequence& s, int64_t old_computed) {
 bool EngineScheduler::sample_next(Sequence& s, float* logits) {
   const Tokenizer& tok = model_.tokenizer();
   const size_t vocab = size_t(model_.config().vocab_size);
+  if (s.constraint) {
+    // Tokens still to come: the request's limit, or the context's if that is nearer.
+    const int64_t left = std::min<int64_t>(s.request.max_tokens - s.result.completion_tokens,
+                                           context_ + 1 - int64_t(s.tokens.size()));
+    if (s.constraint->mask(std::span<float>(logits, vocab), int(std::max<int64_t>(left, 0))) == 0) {
+      fail_sequence(s, "structured output: no token continues the JSON answer (" + std::to_string(left) + " tokens left)");
+      return true;
+    }
+  }
   // The sampler may modify logits (penalties): they are this step's scratch.
   const int32_t next = s.sampler.sample(std::span<float>(logits, vocab), s.tokens);
   if (tok.is_end_of_generation(next) && !s.request.ignore_eos) {
@@ -384,7 +413,12 @@ bool EngineScheduler::sample_next(Sequence& s, float* logits) {
   if (first) s.result.ttft_seconds = seconds_between(s.submitted, now);
   if (on_token_timing) on_token_timing(first, seconds_between(s.last_token, now));
   s.last_token = now;
-  if (s.stream.push(tok.piece(prev, next))) {
+  const std::string_view piece = tok.piece(prev, next);
+  if (s.constraint && !s.constraint->accept(piece)) {
+    fail_sequence(s, "structured output: token " + std::to_string(next) + " left the JSON grammar");
+    return true;
+  }
+  if (s.stream.push(piece) || (s.constraint && s.constraint->finished())) {
     finish(s, FinishReason::kStop);
     return true;
   }

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "graph/status.h"
+#include "inference/constrain/token_mask.h"
 #include "inference/engine/engine_types.h"
 #include "inference/engine/kv_block_manager.h"
 #include "inference/llama/kv_cache.h"
@@ -118,6 +119,7 @@ class EngineScheduler {
     int64_t computed = 0;
     std::vector<int32_t> table;
     Sampler sampler;
+    std::unique_ptr<constrain::TokenConstraint> constraint;  // request.grammar's, when set
     TextStream stream;
     GenerationResult result;
     SteadyTime submitted, last_token;
@@ -156,6 +158,7 @@ class EngineScheduler {
   bool contained(Sequence& seq, const char* what, F&& f);
   void fail_sequence(Sequence& seq, const std::string& error);
   void retire_finished();
+  const std::shared_ptr<const constrain::VocabTrie>& vocab_trie();
 
   const LlamaModel& model_;
   EngineOptions options_;
@@ -171,6 +174,7 @@ class EngineScheduler {
   std::vector<int> running_per_class_;
   std::vector<uint64_t> preemptions_;
   std::vector<float> logits_;
+  std::shared_ptr<const constrain::VocabTrie> vocab_trie_;  // built at the first constrained request
   // Measured step costs (EWMA, seconds) behind the adaptive prefill chunk.
   double decode_step_seconds_ = 0;    // a step of decoders only
   double prefill_token_seconds_ = 0;  // each prefill token's addition to a step

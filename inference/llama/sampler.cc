@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sluice::inference {
 
@@ -43,6 +44,14 @@ int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent
   for (size_t i = 0; i < logits.size(); ++i) cand_.emplace_back(logits[i], int32_t(i));
   auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
   size_t keep = cand_.size();
+  // Constrained decoding sets excluded tokens to -inf: never a candidate, whatever the filters.
+  size_t finite = 0;
+  for (const auto& c : cand_) finite += c.first != -std::numeric_limits<float>::infinity();
+  if (finite > 0 && finite < keep) {
+    std::partition(cand_.begin(), cand_.end(), [](const auto& c) { return c.first != -std::numeric_limits<float>::infinity(); });
+    cand_.resize(finite);
+    keep = finite;
+  }
   if (p_.top_k > 0 && size_t(p_.top_k) < keep) {
     keep = size_t(p_.top_k);
     std::partial_sort(cand_.begin(), cand_.begin() + long(keep), cand_.end(), by_logit);
