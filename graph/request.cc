@@ -10,6 +10,15 @@ std::string RequestInput::query() const {
   return messages.empty() ? std::string() : messages.back().content;
 }
 
+Status refuse_structured_output(const RequestInput& input, std::string_view node) {
+  if (input.structured.kind == StructuredOutput::Kind::kText) return Status::Ok();
+  const bool tool = input.structured.kind == StructuredOutput::Kind::kToolCall;
+  return Status::Error(StatusCode::kInvalidArgument,
+                       std::string(tool ? "tool calls" : "response_format JSON") + " need a generating model: this pipeline answers with its " +
+                           std::string(node) + " node, which writes text (configure generate.model)")
+      .with_api("unsupported", tool ? "tools" : "response_format");
+}
+
 void Request::emit_token(std::string_view piece, Nanos now) {
   MutexLock lock(mu_);
   if (done_.load(std::memory_order_relaxed)) return;

@@ -27,6 +27,10 @@
 #include "graph/status.h"
 #include "graph/trace.h"
 
+namespace sluice::constrain {
+class JsonGrammar;  // inference/constrain/json_grammar.h; held here, used by the generate node
+}
+
 namespace sluice {
 
 class Request;
@@ -35,6 +39,18 @@ using RequestPtr = std::shared_ptr<Request>;
 struct ChatMessage {
   std::string role;     // "system", "user", "assistant"
   std::string content;
+};
+
+// What shape the answer must take (OpenAI's response_format, tools and tool_choice), read by
+// connectors/http/structured_request.h. A grammar makes the generate node constrain decoding
+// to it (inference/constrain/); nodes that cannot (extractive answers, templates) refuse it.
+struct StructuredOutput {
+  enum class Kind { kText, kJson, kToolCall };
+  Kind kind = Kind::kText;
+  std::shared_ptr<const constrain::JsonGrammar> grammar;  // kJson, kToolCall
+  // kToolCall: the function called (tool_choice naming one; the answer is its arguments), or
+  // empty for tool_choice "required" (the answer is {"name":..,"arguments":{..}}).
+  std::string tool_name;
 };
 
 // Decoding controls, as OpenAI's request fields map onto them. Unset fields keep the engine's
@@ -50,10 +66,16 @@ struct RequestInput {
   SamplingParams sampling;
   int max_tokens = -1;                // -1: not given (the generating node's limit applies)
   std::vector<std::string> stop;      // stop strings, excluded from the answer
+  StructuredOutput structured;
   bool stream = false;
   // The text retrieval and templates work on: the last user message, or the prompt.
   std::string query() const;
 };
+
+// For nodes that answer without a model (extractive answers, templates): the 400 "unsupported"
+// a request asking for structured output gets there (naming response_format or tools and
+// `node`), or Ok. Answering it with text would break the client downstream.
+Status refuse_structured_output(const RequestInput& input, std::string_view node);
 
 // Token counts for the OpenAI `usage` object.
 struct Usage {

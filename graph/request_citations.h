@@ -1,6 +1,6 @@
 // emit_sources: a cited answer's sources put on its request as the pipeline's `citations`
 // setting says (CitationMode, citation.h): the "sources" event, and for kInline the sources
-// text after the answer. Shared by the nodes that answer (retrieval's extractive `answer`,
+// text after the answer (never after a structured answer: it would not parse). Shared by the nodes that answer (retrieval's extractive `answer`,
 // generation's `generate`), so both honour the setting the same way.
 // Thread-safety: as Request's emit_* (one node works on a request at a time).
 #pragma once

@@ -343,8 +343,9 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
     };
   }
   const bool stream = parsed.input.stream;
-  auto sink = deferrable(std::make_shared<OpenAiResponseSink>(
-                             writer, ChunkWriter(kind, external_id, model, unix_seconds()), std::move(sink_options)),
+  ChunkWriter chunks(kind, external_id, model, unix_seconds());
+  chunks.shape_for(parsed.input.structured);
+  auto sink = deferrable(std::make_shared<OpenAiResponseSink>(writer, std::move(chunks), std::move(sink_options)),
                          endpoint, http, routing, stream, writer, external_id);
   auto request = std::make_shared<Request>(id, std::move(parsed.input), std::move(sink));
   request->external_id = std::move(external_id);

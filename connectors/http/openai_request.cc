@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "connectors/http/json_body.h"
+#include "connectors/http/structured_request.h"
 
 namespace sluice::http {
 namespace {
@@ -129,27 +130,8 @@ ApiError unsupported(std::string param, std::string message) {
 }
 
 // Fields that change what the answer must be and that Sluice cannot honour yet: refused by
-// name rather than ignored, so structured-output and agent code fails here, not downstream.
+// name rather than ignored.
 std::optional<ApiError> refuse_unsupported(const json& doc) {
-  if (auto it = doc.find("response_format"); it != doc.end() && !it->is_null()) {
-    if (!it->is_object()) return wrong_type("response_format", "an object", *it);
-    auto type = it->find("type");
-    if (type == it->end() || !type->is_string())
-      return invalid_value("response_format.type", "'response_format.type' must be text, json_object or json_schema");
-    const std::string t = type->get<std::string>();
-    if (t == "json_object" || t == "json_schema")
-      return unsupported("response_format.type",
-                         "response_format " + t +
-                             " is not supported yet: answers are not constrained to JSON; send no response_format or "
-                             "{\"type\":\"text\"}");
-    if (t != "text")
-      return invalid_value("response_format.type", "'response_format.type' must be text, json_object or json_schema, not '" + t + "'");
-  }
-  for (const char* field : {"tools", "functions"}) {
-    auto it = doc.find(field);
-    if (it != doc.end() && !it->is_null() && !(it->is_array() && it->empty()))
-      return unsupported(field, std::string("'") + field + "' (function calling) is not supported yet: no tool calls are produced");
-  }
   if (auto it = doc.find("logprobs");
       it != doc.end() && ((it->is_boolean() && it->get<bool>()) || (it->is_number() && it->get<double>() > 0)))
     return unsupported("logprobs", "'logprobs' is not supported yet: choices carry \"logprobs\": null");
@@ -196,6 +178,9 @@ std::optional<ApiError> parse_openai_request(std::string_view body, RequestInput
   if (auto e = read_number(doc, "n", 1, 1 << 10, &n)) return e;
   if (n != 1) return invalid_value("n", "'n' must be 1: one choice per request is supported");
   if (auto e = refuse_unsupported(doc)) return e;
+  if (auto e = read_structured_output(body, doc, &in.structured)) return e;
+  if (kind != RequestInput::Kind::kChat && in.structured.kind == StructuredOutput::Kind::kToolCall)
+    return invalid_value("tools", "'tools' are for /v1/chat/completions; a completion answers with text or response_format JSON");
   if (auto e = read_bool(doc, "stream", &in.stream)) return e;
   if (auto it = doc.find("stream_options"); it != doc.end() && !it->is_null()) {
     if (!it->is_object()) return wrong_type("stream_options", "an object", *it);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 namespace sluice::http {
 namespace {
 
@@ -198,6 +200,54 @@ std::string ChunkWriter::chunk_prefix() const {
   return out;
 }
 
+void ChunkWriter::answer_as_tool_call(std::string name, std::string call_id) {
+  tool_call_ = true;
+  tool_name_ = std::move(name);
+  call_id_ = std::move(call_id);
+}
+
+void ChunkWriter::shape_for(const StructuredOutput& structured) {
+  if (structured.kind != StructuredOutput::Kind::kToolCall) return;
+  const std::size_t dash = id_.find('-');
+  answer_as_tool_call(structured.tool_name, "call_" + (dash == std::string::npos ? id_ : id_.substr(dash + 1)));
+}
+
+std::string_view ChunkWriter::finish_name(std::string_view finish_reason) const {
+  return tool_call_ && finish_reason == "stop" ? std::string_view("tool_calls") : finish_reason;
+}
+
+void ChunkWriter::append_tool_calls(std::string& out, std::string_view generated, bool with_index) const {
+  std::string name = tool_name_;
+  std::string arguments(generated);
+  if (name.empty()) {  // tool_choice "required": the answer is {"name":..,"arguments":{..}}
+    const auto call = nlohmann::ordered_json::parse(generated, nullptr, false);
+    if (call.is_object() && call.contains("name") && call["name"].is_string() && call.contains("arguments")) {
+      name = call["name"].get<std::string>();
+      arguments = call["arguments"].dump();
+    }
+  }
+  out += "\"tool_calls\":[{";
+  if (with_index) out += "\"index\":0,";
+  out += "\"id\":";
+  append_json_string(out, call_id_);
+  out += ",\"type\":\"function\",\"function\":{\"name\":";
+  append_json_string(out, name);
+  out += ",\"arguments\":";
+  append_json_string(out, arguments);
+  out += "}}]";
+}
+
+std::string ChunkWriter::tool_call_event(std::string_view generated) {
+  std::string out = chunk_prefix();
+  out += "[{\"index\":0,\"delta\":{";
+  if (!role_sent_) out += "\"role\":\"assistant\",";
+  role_sent_ = true;
+  out += "\"content\":null,";
+  append_tool_calls(out, generated, true);
+  out += "},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+  return out;
+}
+
 std::string ChunkWriter::content_event(std::string_view piece) {
   std::string out = chunk_prefix();
   if (kind_ == RequestInput::Kind::kChat) {
@@ -236,7 +286,7 @@ std::string ChunkWriter::finish_event(std::string_view finish_reason, const Extr
     out += "[{\"index\":0,\"text\":\"\",\"logprobs\":null";
   }
   out += ",\"finish_reason\":";
-  append_json_string(out, finish_reason);
+  append_json_string(out, finish_name(finish_reason));
   out += "}]";
   append_extras(out, extras);
   out += "}\n\n";
@@ -272,7 +322,11 @@ std::string ChunkWriter::full_response(std::string_view text, std::string_view f
   out += std::to_string(created_);
   out += ",\"model\":";
   append_json_string(out, model_);
-  if (kind_ == RequestInput::Kind::kChat) {
+  if (kind_ == RequestInput::Kind::kChat && tool_call_) {
+    out += ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":null,";
+    append_tool_calls(out, text, false);
+    out += "},\"logprobs\":null,\"finish_reason\":";
+  } else if (kind_ == RequestInput::Kind::kChat) {
     out += ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":";
     append_json_string(out, text);
     out += "},\"logprobs\":null,\"finish_reason\":";
@@ -281,7 +335,7 @@ std::string ChunkWriter::full_response(std::string_view text, std::string_view f
     append_json_string(out, text);
     out += ",\"logprobs\":null,\"finish_reason\":";
   }
-  append_json_string(out, finish_reason);
+  append_json_string(out, finish_name(finish_reason));
   out += "}],\"usage\":";
   append_usage(out, usage);
   append_extras(out, extras);

@@ -42,6 +42,18 @@ class ChunkWriter {
  public:
   ChunkWriter(RequestInput::Kind kind, std::string_view id, std::string_view model, std::int64_t created);
 
+  // The answer is a tool call (StructuredOutput::kToolCall): the generated text becomes
+  // message.tool_calls[0] (content null) and a finish_reason "stop" becomes "tool_calls".
+  // `name`: the function called, or empty when the text names it ({"name":..,"arguments":..}).
+  void answer_as_tool_call(std::string name, std::string call_id);
+  // answer_as_tool_call when `structured` asks for a tool call (the call's id is "call_" and
+  // this answer's id without its kind); nothing otherwise.
+  void shape_for(const StructuredOutput& structured);
+  bool tool_call() const { return tool_call_; }
+  // A stream's one chunk carrying the whole call (the arguments are buffered until they are
+  // complete: an SDK accumulates deltas either way).
+  std::string tool_call_event(std::string_view generated);
+
   // SSE event "data: {chunk}\n\n" carrying `piece`; the first content chunk of a chat
   // stream also carries the assistant role.
   std::string content_event(std::string_view piece);
@@ -68,6 +80,8 @@ class ChunkWriter {
 
  private:
   std::string chunk_prefix() const;  // "data: {"id":..,"object":..,"created":..,"model":..,"choices":"
+  void append_tool_calls(std::string& out, std::string_view generated, bool with_index) const;  // "tool_calls":[..]
+  std::string_view finish_name(std::string_view finish_reason) const;
   static void append_extras(std::string& out, const Extras& extras);  // ,"sluice_<type>":json ...
 
   RequestInput::Kind kind_;
@@ -75,6 +89,8 @@ class ChunkWriter {
   std::string id_, model_;
   std::int64_t created_;
   bool role_sent_ = false;
+  bool tool_call_ = false;
+  std::string tool_name_, call_id_;
 };
 
 }  // namespace sluice::http

@@ -10,7 +10,7 @@ void OpenAiResponseSink::start_stream() {
 }
 
 void OpenAiResponseSink::on_token(std::string_view piece) {
-  if (!options_.stream) {
+  if (!options_.stream || chunks_.tool_call()) {  // a tool call goes out whole, at the end
     text_ += piece;
     return;
   }
@@ -62,7 +62,8 @@ void OpenAiResponseSink::on_complete(const Request& request) {
     start_stream();
     if (status.ok()) {
       if (!timings.empty()) extras_.emplace_back("timings", timings);
-      std::string tail = chunks_.finish_event(request.finish_reason, extras_);
+      std::string tail = chunks_.tool_call() ? chunks_.tool_call_event(text_) : std::string();
+      tail += chunks_.finish_event(request.finish_reason, extras_);
       if (options_.include_usage) tail += chunks_.usage_event(request.usage);
       writer_->write_chunk(tail);
     } else {

@@ -42,6 +42,7 @@ void JobSink::on_complete(const Request& request) {
       const auto created =
           std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
       http::ChunkWriter writer(kind_, request_id_, model_, created);
+      writer.shape_for(request.input().structured);
       end_.body = writer.full_response(text_, request.finish_reason, request.usage, events_);
     }
   }

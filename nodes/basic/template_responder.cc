@@ -111,7 +111,12 @@ void TemplateResponder::start_batch(BatchPtr batch, Done done) {
   state->done = std::move(done);
   std::vector<std::shared_ptr<Stream>> streams;
   for (const auto& r : batch->requests) {
-    if (r->active()) streams.push_back(make_stream(r, state));
+    if (!r->active()) continue;
+    if (Status refused = refuse_structured_output(r->input(), "template"); !refused.ok()) {
+      r->complete(std::move(refused), clock_->now());
+      continue;
+    }
+    streams.push_back(make_stream(r, state));
   }
   // One extra count held while streams are being set up, so the batch cannot finish early.
   state->open.store(streams.size() + 1, std::memory_order_release);

@@ -68,6 +68,7 @@ GenerationRequest generation_request_for(const Request& request, int default_max
   if (!g.sampling.seed) g.sampling.seed = request.id();  // distinct per request, reproducible from its id
   g.max_tokens = in.max_tokens < 0 ? default_max_tokens : std::min(in.max_tokens, default_max_tokens);
   g.stop = in.stop;
+  g.grammar = in.structured.grammar;
   return g;
 }
 
@@ -133,6 +134,8 @@ void complete_refused(Request& r, const Status& refused, Nanos now) {
       // What OpenAI clients look for: a prompt over the context is theirs to shorten.
       if (refused.api_code == "context_length_exceeded")
         s.with_api(refused.api_code, r.input().kind == RequestInput::Kind::kChat ? "messages" : "prompt");
+      else if (!refused.api_code.empty())
+        s.with_api(refused.api_code, refused.param);
       r.complete(std::move(s), now);
       return;
     }

@@ -148,6 +148,10 @@ void AnswerNode::process(Batch& batch) {
       r->complete(Status::Ok(), clock_ != nullptr ? clock_->now() : now);
       continue;
     }
+    if (Status refused = refuse_structured_output(r->input(), "answer"); !refused.ok()) {
+      r->complete(std::move(refused), now);
+      continue;
+    }
     const ExtractiveAnswer a = extractive_answer(r->input().query(), h.hits, *gen, options_);
     std::string answer;
     for (const auto& piece : a.pieces) {
