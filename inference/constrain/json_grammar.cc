@@ -1,6 +1,7 @@
 #include "inference/constrain/json_grammar.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -28,7 +29,7 @@ const std::set<std::string>& keywords_of(const std::string& type) {
       {"array", {"items", "minItems", "maxItems"}},
       {"string", {"minLength", "maxLength"}},
       {"number", {}},
-      {"integer", {}},
+      {"integer", {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}},
       {"boolean", {}},
       {"null", {}},
   };
@@ -38,6 +39,30 @@ const std::set<std::string>& keywords_of(const std::string& type) {
 }
 
 }  // namespace
+
+int decimal_digits(std::int64_t m) {
+  int d = 1;
+  while (m >= 10) {
+    m /= 10;
+    ++d;
+  }
+  return d;
+}
+
+bool integer_reachable(bool negative, std::int64_t m, int more_digits, std::int64_t lo, std::int64_t hi, int* fewest) {
+  const int most = m == 0 ? 0 : more_digits;  // nothing follows a leading zero
+  __int128 scale = 1;
+  for (int k = 0; k <= most; ++k, scale *= 10) {
+    const __int128 low = __int128(m) * scale, high = low + scale - 1;
+    if (low > kMaxMagnitude) break;
+    const __int128 a = negative ? -high : low, b = negative ? -low : high;
+    if (a <= hi && b >= lo) {
+      *fewest = k;
+      return true;
+    }
+  }
+  return false;
+}
 
 class GrammarBuilder {
  public:
@@ -233,7 +258,8 @@ class GrammarBuilder {
       for (const std::string& t : types) known = known || keywords_of(t).count(k);
       if (!known)
         return fail(path + "." + k, "keyword '" + k + "' is not supported in structured outputs (supported: type, properties, "
-                                    "required, additionalProperties, items, minItems, maxItems, minLength, maxLength, enum, "
+                                    "required, additionalProperties, items, minItems, maxItems, minLength, maxLength, minimum and "
+                                    "maximum on integers, enum, "
                                     "const, anyOf, $ref, $defs)");
     }
     if (types.empty()) {
@@ -264,6 +290,7 @@ class GrammarBuilder {
     }
     if (type == "number" || type == "integer") {
       at(id).kind = type == "number" ? NodeKind::kNumber : NodeKind::kInteger;
+      if (type == "integer") return integer_bounds_into(s, path, id);
       return true;
     }
     if (type == "boolean") {
@@ -340,6 +367,33 @@ class GrammarBuilder {
     return true;
   }
 
+  // minimum / maximum (and the exclusive forms) of an integer, as an inclusive int64 range
+  // clamped to +-kMaxMagnitude.
+  bool integer_bounds_into(const json& s, const std::string& path, std::uint32_t id) {
+    std::int64_t lo = -kMaxMagnitude, hi = kMaxMagnitude;
+    bool any = false;
+    for (const char* key : {"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"}) {
+      auto it = s.find(key);
+      if (it == s.end()) continue;
+      if (!it->is_number()) return fail(path + "." + key, std::string("'") + key + "' must be a number");
+      any = true;
+      const double v = it->get<double>();
+      const std::string k = key;
+      const double limit = double(kMaxMagnitude);
+      if (k == "minimum") lo = std::max(lo, std::int64_t(std::clamp(std::ceil(v), -limit, limit)));
+      if (k == "exclusiveMinimum") lo = std::max(lo, std::int64_t(std::clamp(std::floor(v) + 1, -limit, limit)));
+      if (k == "maximum") hi = std::min(hi, std::int64_t(std::clamp(std::floor(v), -limit, limit)));
+      if (k == "exclusiveMaximum") hi = std::min(hi, std::int64_t(std::clamp(std::ceil(v) - 1, -limit, limit)));
+    }
+    if (!any) return true;
+    if (lo > hi) return fail(path + ".minimum", "no integer lies between 'minimum' and 'maximum'");
+    GrammarNode& n = at(id);
+    n.bounded = true;
+    n.min_value = lo;
+    n.max_value = hi;
+    return true;
+  }
+
   static void set_first(GrammarNode& n, std::uint8_t c) { n.first[c >> 3] |= std::uint8_t(1u << (c & 7)); }
 
   // Shortest instance of every node (a fixed point: references may be cyclic) and the bytes
@@ -356,8 +410,12 @@ class GrammarBuilder {
             break;
           case NodeKind::kLiteral: m = std::uint32_t(n.literal.size()); break;
           case NodeKind::kString: m = add(2, n.min_count); break;
-          case NodeKind::kNumber:
-          case NodeKind::kInteger: m = 1; break;
+          case NodeKind::kNumber: m = 1; break;
+          case NodeKind::kInteger:
+            if (!n.bounded || (n.min_value <= 0 && n.max_value >= 0)) m = 1;
+            else if (n.min_value > 0) m = std::uint32_t(decimal_digits(n.min_value));
+            else m = std::uint32_t(1 + decimal_digits(-n.max_value));
+            break;
           case NodeKind::kFreeObject: m = 2; break;
           case NodeKind::kArray: {
             const std::uint32_t item = nodes[n.children[0]].min_bytes;
@@ -398,10 +456,15 @@ class GrammarBuilder {
             break;
           case NodeKind::kString: set_first(n, '"'); break;
           case NodeKind::kNumber:
-          case NodeKind::kInteger:
-            set_first(n, '-');
-            for (char c = '0'; c <= '9'; ++c) set_first(n, std::uint8_t(c));
+          case NodeKind::kInteger: {
+            const std::int64_t lo = n.bounded ? n.min_value : -kMaxMagnitude, hi = n.bounded ? n.max_value : kMaxMagnitude;
+            int fewest;
+            if (lo < 0) set_first(n, '-');
+            if (lo <= 0 && hi >= 0) set_first(n, '0');
+            for (int d = 1; d <= 9; ++d)
+              if (n.kind == NodeKind::kNumber || integer_reachable(false, d, 17, lo, hi, &fewest)) set_first(n, std::uint8_t('0' + d));
             break;
+          }
           case NodeKind::kObject:
           case NodeKind::kFreeObject: set_first(n, '{'); break;
           case NodeKind::kArray: set_first(n, '['); break;

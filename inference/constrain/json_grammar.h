@@ -6,9 +6,10 @@
 // `properties` / `required` / `additionalProperties`, arrays with `items` / `minItems` /
 // `maxItems`, strings with `minLength` / `maxLength`, numbers, integers, booleans, null,
 // `enum`, `const`, `anyOf`, local `$ref` into `$defs` / `definitions` (recursion allowed), and
-// the annotations (`title`, `description`, `default`, `examples`, `$schema`, `$id`,
+// integers with `minimum` / `maximum` / `exclusiveMinimum` / `exclusiveMaximum` (what zod's
+// .int() writes), the annotations (`title`, `description`, `default`, `examples`, `$schema`, `$id`,
 // `$comment`). Any other keyword (`pattern`, `format`, `minimum`, `oneOf`, `allOf`, ...) is
-// refused by name: compile() returns the JSON path and the keyword, which the HTTP layer
+// refused by name (bounds on non-integer numbers too): compile() returns the JSON path and the keyword, which the HTTP layer
 // answers with 400.
 //
 // What the grammar writes, by rule (docs/generation.md "Structured outputs"):
@@ -46,10 +47,22 @@ struct GrammarNode {
   std::vector<std::uint32_t> suffix;   // kObject: min bytes from property i to the closing brace (size n+1)
   std::uint32_t min_count = 0;         // kArray: minItems; kString: minLength (characters)
   std::uint32_t max_count = kUnbounded;
+  // kInteger with minimum / maximum (exclusive ones made inclusive): the value's range.
+  bool bounded = false;
+  std::int64_t min_value = 0, max_value = 0;
   std::uint32_t min_bytes = kInfinite; // the shortest text this value can be
   std::uint8_t first[32] = {};         // bit set of the bytes this value can start with
   bool can_start_with(std::uint8_t c) const { return (first[c >> 3] >> (c & 7)) & 1; }
 };
+
+// Integer ranges: magnitudes stay below 10^18 so every candidate fits an int64.
+inline constexpr std::int64_t kMaxMagnitude = 999'999'999'999'999'999;
+// Whether an integer written so far as sign `negative` and magnitude `m` (m == 0 only for a
+// lone "0": nothing may follow) can still end inside [lo, hi] with up to `more_digits` further
+// digits; *fewest gets the fewest further digits that do.
+bool integer_reachable(bool negative, std::int64_t m, int more_digits, std::int64_t lo, std::int64_t hi, int* fewest);
+// Digits of a magnitude (1 for 0).
+int decimal_digits(std::int64_t m);
 
 struct GrammarError {
   std::string path;     // where in the schema, e.g. "schema.properties.age"

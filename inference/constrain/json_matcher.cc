@@ -149,6 +149,32 @@ void JsonMatcher::step(std::vector<Frame>& s, std::uint8_t c, MatchState& out, i
       return;
     case kNum: {
       const bool integer = n.kind == NodeKind::kInteger;
+      if (n.bounded) {
+        // Digits only while some completion stays inside [min_value, max_value].
+        int fewest;
+        auto reachable = [&](bool negative, std::int64_t m) {
+          return m <= kMaxMagnitude && integer_reachable(negative, m, 18 - decimal_digits(m), n.min_value, n.max_value, &fewest);
+        };
+        std::uint8_t next = 0xff;
+        if (digit(c)) {
+          const int d = c - '0';
+          if (f.phase == N_START && d == 0 && n.min_value <= 0 && n.max_value >= 0) next = N_ZERO;
+          else if ((f.phase == N_START || f.phase == N_MINUS) && d > 0 && reachable(f.phase == N_MINUS, d)) next = N_INT;
+          else if (f.phase == N_INT && f.v <= kMaxMagnitude / 10 && reachable(f.spaced, f.v * 10 + d)) next = N_INT;
+          if (next == N_INT) f.v = f.v * 10 + d;
+        } else if (c == '-' && f.phase == N_START && n.min_value < 0) {
+          next = N_MINUS;
+          f.spaced = 1;
+        }
+        if (next != 0xff) {
+          f.phase = next;
+          ++f.a;
+          return emit(s, out);
+        }
+        if (!number_complete(f)) return;
+        s.pop_back();
+        return step(s, c, out, depth + 1);
+      }
       const bool room = f.a < std::uint32_t(JsonGrammar::kMaxNumberBytes);
       std::uint8_t next = 0xff;
       switch (f.phase) {
@@ -192,7 +218,7 @@ void JsonMatcher::step(std::vector<Frame>& s, std::uint8_t c, MatchState& out, i
         ++f.a;
         return emit(s, out);
       }
-      if (!number_accepts(f.phase)) return;
+      if (!number_complete(f)) return;
       s.pop_back();
       return step(s, c, out, depth + 1);
     }
@@ -336,7 +362,7 @@ bool JsonMatcher::accepts(const MatchState& st) const {
   for (std::uint32_t end : st.ends) {
     bool ok = true;  // every open frame is a number that may end here
     for (std::uint32_t i = begin; i < end && ok; ++i)
-      ok = st.frames[i].kind == kNum && number_accepts(st.frames[i].phase);
+      ok = st.frames[i].kind == kNum && number_complete(st.frames[i]);
     if (ok) return true;
     begin = end;
   }
@@ -353,6 +379,14 @@ bool JsonMatcher::finished(const MatchState& st) const {
   return true;
 }
 
+bool JsonMatcher::number_complete(const Frame& f) const {
+  if (!number_accepts(f.phase)) return false;
+  const GrammarNode& n = g_.node(f.node);
+  if (!n.bounded) return true;
+  const std::int64_t value = f.spaced ? -f.v : f.v;
+  return value >= n.min_value && value <= n.max_value;
+}
+
 std::uint32_t JsonMatcher::rest(const Frame& f) const {
   const GrammarNode& n = g_.node(f.node);
   switch (f.kind) {
@@ -367,7 +401,20 @@ std::uint32_t JsonMatcher::rest(const Frame& f) const {
         default: return add(f.b + 1, chars);  // S_HEX, S_UTF8
       }
     }
-    case kNum: return number_accepts(f.phase) ? 0 : 1;
+    case kNum: {
+      if (!n.bounded) return number_accepts(f.phase) ? 0 : 1;
+      if (f.phase == N_START) return n.min_bytes;
+      if (f.phase == N_ZERO) return 0;
+      int fewest = 0;
+      if (f.phase == N_MINUS) {
+        std::uint32_t best = kInfinite;
+        for (int d = 1; d <= 9; ++d)
+          if (integer_reachable(true, d, 17, n.min_value, n.max_value, &fewest)) best = std::min(best, std::uint32_t(1 + fewest));
+        return best;
+      }
+      return integer_reachable(f.spaced, f.v, 18 - decimal_digits(f.v), n.min_value, n.max_value, &fewest) ? std::uint32_t(fewest)
+                                                                                                         : kInfinite;
+    }
     case kObj:
       switch (f.phase) {
         case O_OPEN: return n.min_bytes;

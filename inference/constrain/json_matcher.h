@@ -25,6 +25,7 @@ struct Frame {
   std::uint8_t spaced = 0; // the optional space here was used
   std::uint32_t a = 0;     // literal position, string length, object property, array items, number length
   std::uint32_t b = 0;     // object prefix position, bytes left of an escape or a UTF-8 character
+  std::int64_t v = 0;      // a bounded integer's magnitude so far (its sign: `spaced`)
   bool operator==(const Frame&) const = default;
 };
 
@@ -56,6 +57,7 @@ class JsonMatcher {
   void step(std::vector<Frame>& stack, std::uint8_t c, MatchState& out, int depth) const;
   bool push_value(std::vector<Frame>& stack, std::uint32_t node) const;
   std::uint32_t rest(const Frame& f) const;
+  bool number_complete(const Frame& f) const;  // a number that may end here
 
   const JsonGrammar& g_;
 };

@@ -86,6 +86,27 @@ TEST(JsonGrammar, NumbersEndWhereTheirParentContinues) {
   EXPECT_FALSE(m.finished(feed(m, "42")));  // more digits may follow
 }
 
+TEST(JsonGrammar, IntegerBoundsAreKeptDigitByDigit) {
+  auto g = compile(R"({"type":"integer","minimum":-5,"maximum":120})");
+  for (const char* ok : {"0", "-5", "-1", "7", "99", "120"}) EXPECT_TRUE(complete(*g, ok)) << ok;
+  for (const char* bad : {"-6", "121", "130", "-0", "1200", "-50"}) EXPECT_FALSE(complete(*g, bad)) << bad;
+  EXPECT_FALSE(prefix_ok(*g, "130"));  // no 130... is <= 120
+  EXPECT_TRUE(prefix_ok(*g, "12"));
+  auto high = compile(R"({"type":"object","properties":{"n":{"type":"integer","exclusiveMinimum":999}},"required":["n"]})");
+  JsonMatcher m(*high);
+  EXPECT_EQ(m.min_remaining(m.start()), std::string(R"({"n":1000})").size());
+  EXPECT_EQ(m.min_remaining(feed(m, R"({"n":5)")), 4u);  // 5000}
+  EXPECT_TRUE(complete(*high, R"({"n":1000})"));
+  EXPECT_FALSE(complete(*high, R"({"n":999})"));
+  // zod's .int(): the safe-integer range.
+  auto zod = compile(R"({"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991})");
+  EXPECT_TRUE(complete(*zod, "-9007199254740991"));
+  EXPECT_FALSE(complete(*zod, "9007199254740992"));
+  GrammarError e;
+  EXPECT_FALSE(JsonGrammar::compile(ojson::parse(R"({"type":"integer","minimum":3,"maximum":2})"), "schema", &e));
+  EXPECT_EQ(e.path, "schema.minimum");
+}
+
 TEST(JsonGrammar, EnumConstAnyOfAndNullableTypes) {
   auto g = compile(R"({"type":"object","properties":{
       "mood":{"enum":["happy","sad",3,null]},
@@ -126,7 +147,7 @@ TEST(JsonGrammar, AnyObjectForJsonObjectMode) {
 TEST(JsonGrammar, KeywordsBeyondTheSubsetAreRefusedByName) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"type":"string","pattern":"^a"})", "schema.pattern"},
-      {R"({"type":"object","properties":{"age":{"type":"integer","minimum":0}}})", "schema.properties.age.minimum"},
+      {R"({"type":"object","properties":{"age":{"type":"number","minimum":0}}})", "schema.properties.age.minimum"},
       {R"({"oneOf":[{"type":"string"}]})", "schema.oneOf"},
       {R"({"type":"string","format":"date"})", "schema.format"},
       {R"({"type":"object","additionalProperties":{"type":"string"}})", "schema.additionalProperties"},

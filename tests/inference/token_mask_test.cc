@@ -74,6 +74,8 @@ TEST(TokenMask, RandomLogitsAlwaysParseWithinTheLimit) {
           "tags":{"type":"array","items":{"type":"string"}},"ok":{"type":"boolean"},"n":{"type":["number","null"]}},
           "required":["name","age","tags","ok","n"],"additionalProperties":false})",
       R"({"type":"object"})",
+      R"({"type":"object","properties":{"year":{"type":"integer","minimum":1900,"maximum":2100},
+          "score":{"type":"integer","minimum":-40,"exclusiveMaximum":-3}},"required":["year","score"]})",
       R"({"$defs":{"t":{"type":"object","properties":{"v":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#/$defs/t"}}},
           "required":["v","kids"]}},"$ref":"#/$defs/t"})",
   };

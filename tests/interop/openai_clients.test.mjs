@@ -5,11 +5,17 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { ChatOpenAI } from "@langchain/openai";
+import { zodFunction, zodResponseFormat } from "openai/helpers/zod";
+import { z } from "zod";
 
 const baseURL = process.env.SLUICE_BASE_URL;
 assert.ok(baseURL, "SLUICE_BASE_URL is not set (run tests/interop/run_interop.sh)");
 const client = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0 });
 const question = [{ role: "user", content: "Why do sea otters hold hands?" }];
+// run_interop.sh says whether the server generates (structured outputs need a model; an
+// extractive pipeline refuses them with a 400).
+const withModel = process.env.SLUICE_INTEROP_MODEL === "1";
+const Otter = z.object({ name: z.string(), age: z.number().int(), mood: z.enum(["sleepy", "playful"]), friends: z.array(z.string()) });
 
 test("models: list and retrieve", async () => {
   const ids = [];
@@ -88,21 +94,60 @@ test("errors: the SDK's own classes, with status, code and param", async () => {
   assert.ok(notFound instanceof OpenAI.NotFoundError, String(notFound));
   assert.equal(notFound.status, 404);
   assert.equal(notFound.code, "model_not_found");
-  const tooMany = await client.chat.completions.create({ model: "sluice", messages: question, max_tokens: 100000 }).catch((e) => e);
-  assert.ok(tooMany instanceof OpenAI.BadRequestError, String(tooMany));
-  assert.equal(tooMany.param, "max_tokens");
-  assert.match(tooMany.message, /at most \d+/);
-  const structured = await client.chat.completions
-    .create({ model: "sluice", messages: question, response_format: { type: "json_object" } })
+  if (withModel) {  // an extractive answer has no token limit to exceed
+    const tooMany = await client.chat.completions.create({ model: "sluice", messages: question, max_tokens: 100000 }).catch((e) => e);
+    assert.ok(tooMany instanceof OpenAI.BadRequestError, String(tooMany));
+    assert.equal(tooMany.param, "max_tokens");
+    assert.match(tooMany.message, /at most \d+/);
+  }
+});
+
+test("structured: parse() with a zod response format", async () => {
+  const request = { model: "sluice", messages: question, max_tokens: 80, response_format: zodResponseFormat(Otter, "otter") };
+  if (!withModel) {
+    const err = await client.chat.completions.parse(request).catch((e) => e);
+    assert.ok(err instanceof OpenAI.BadRequestError, String(err));
+    assert.equal(err.code, "unsupported");
+    assert.equal(err.param, "response_format");
+    return;
+  }
+  const completion = await client.chat.completions.parse(request);
+  const otter = completion.choices[0].message.parsed;
+  assert.equal(typeof otter.name, "string");
+  assert.ok(Number.isInteger(otter.age));
+  assert.ok(["sleepy", "playful"].includes(otter.mood));
+  assert.ok(Array.isArray(otter.friends));
+  const object = await client.chat.completions.create({ model: "sluice", messages: question, max_tokens: 40, response_format: { type: "json_object" } });
+  assert.equal(typeof JSON.parse(object.choices[0].message.content), "object");
+});
+
+test("structured: a tool call parsed by zodFunction, and the refusals", async () => {
+  const tools = [zodFunction({ name: "find_otter", parameters: z.object({ river: z.string(), count: z.number().int() }) })];
+  const request = { model: "sluice", messages: question, max_tokens: 60, tools, tool_choice: { type: "function", function: { name: "find_otter" } } };
+  if (withModel) {
+    const completion = await client.chat.completions.parse(request);
+    const call = completion.choices[0].message.tool_calls[0];
+    assert.equal(completion.choices[0].finish_reason, "tool_calls");
+    assert.equal(call.function.name, "find_otter");
+    assert.equal(typeof call.function.parsed_arguments.river, "string");
+    assert.ok(Number.isInteger(call.function.parsed_arguments.count));
+    // Streamed: the SDK's stream helper assembles the call.
+    const final = await client.chat.completions.stream(request).finalChatCompletion();
+    assert.equal(final.choices[0].message.tool_calls[0].function.name, "find_otter");
+  }
+  const auto = await client.chat.completions.create({ model: "sluice", messages: question, tools }).catch((e) => e);
+  assert.ok(auto instanceof OpenAI.BadRequestError, String(auto));
+  assert.equal(auto.param, "tool_choice");
+  const pattern = await client.chat.completions
+    .create({
+      model: "sluice",
+      messages: question,
+      response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object", properties: { id: { type: "string", pattern: "^a" } } } } },
+    })
     .catch((e) => e);
-  assert.ok(structured instanceof OpenAI.BadRequestError, String(structured));
-  assert.equal(structured.code, "unsupported");
-  assert.equal(structured.param, "response_format.type");
-  const tools = await client.chat.completions
-    .create({ model: "sluice", messages: question, tools: [{ type: "function", function: { name: "f", parameters: { type: "object" } } }] })
-    .catch((e) => e);
-  assert.ok(tools instanceof OpenAI.BadRequestError, String(tools));
-  assert.equal(tools.param, "tools");
+  assert.ok(pattern instanceof OpenAI.BadRequestError, String(pattern));
+  assert.equal(pattern.code, "unsupported");
+  assert.equal(pattern.param, "response_format.json_schema.schema.properties.id.pattern");
 });
 
 test("abort: a stream the caller aborts stops early (the server counts a 499)", async () => {
@@ -132,10 +177,19 @@ test("LangChain: invoke and stream", async () => {
   assert.ok(text.length > 0);
 });
 
-test("LangChain: withStructuredOutput is refused with a 400 until constrained decoding exists", async () => {
-  const llm = new ChatOpenAI({ model: "sluice", apiKey: "unused", maxRetries: 0, configuration: { baseURL } });
-  const schema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"], title: "Answer" };
-  const err = await llm.withStructuredOutput(schema).invoke("Why do sea otters hold hands?").catch((e) => e);
-  assert.ok(err instanceof Error, "structured output must not silently return free text");
-  assert.match(String(err.message ?? err), /400|unsupported/i, String(err));
+test("LangChain: withStructuredOutput, by JSON schema and by function calling", async () => {
+  const llm = new ChatOpenAI({ model: "sluice", apiKey: "unused", maxTokens: 80, maxRetries: 0, configuration: { baseURL } });
+  for (const method of ["jsonSchema", "functionCalling"]) {
+    const structured = llm.withStructuredOutput(Otter, { name: "otter", method });
+    if (!withModel) {
+      const err = await structured.invoke("Tell me about an otter.").catch((e) => e);
+      assert.ok(err instanceof Error, "structured output must not silently return free text");
+      assert.match(String(err.message ?? err), /400|unsupported/i, String(err));
+      continue;
+    }
+    const otter = await structured.invoke("Tell me about an otter.");
+    assert.equal(typeof otter.name, "string", `${method}: ${JSON.stringify(otter)}`);
+    assert.ok(Number.isInteger(otter.age), `${method}: ${JSON.stringify(otter)}`);
+    assert.ok(["sleepy", "playful"].includes(otter.mood), `${method}: ${JSON.stringify(otter)}`);
+  }
 });

@@ -23,7 +23,7 @@ code=$(curl -s -o "$DIR/ingest.json" -w '%{http_code}' -H 'Content-Type: applica
   -d '{"documents":[{"id":"otters.md","text":"# Sea otters\n\nSea otters hold hands while they sleep so they do not drift apart."}]}' \
   "http://$PORT/v1/documents")
 [[ $code == 200 ]] || fail "ingest answered $code: $(cat "$DIR/ingest.json")"
-(cd "$HERE" && SLUICE_BASE_URL="http://$PORT/v1" node --test --test-reporter=spec openai_clients.test.mjs) || fail "the client tests failed"
+(cd "$HERE" && SLUICE_BASE_URL="http://$PORT/v1" SLUICE_INTEROP_MODEL=$([[ -n "$MODEL" ]] && echo 1 || echo 0) node --test --test-reporter=spec openai_clients.test.mjs) || fail "the client tests failed"
 for _ in $(seq 1 50); do  # the abort reaches the server as a closed connection
   (($(metric "$PORT" 'sluice_http_requests_total{' 'code="499"' | cut -d. -f1) >= 1)) && break
   sleep 0.1
