@@ -379,6 +379,14 @@ bool JsonMatcher::finished(const MatchState& st) const {
   return true;
 }
 
+bool JsonMatcher::in_free_string(const MatchState& st) const {
+  if (st.ends.size() != 1 || st.frames.empty()) return false;
+  const Frame& top = st.frames.back();
+  if (top.kind != kStr || top.phase != S_BODY) return false;
+  const GrammarNode& n = g_.node(top.node);
+  return n.min_count == 0 && n.max_count == kUnbounded;
+}
+
 bool JsonMatcher::number_complete(const Frame& f) const {
   if (!number_accepts(f.phase)) return false;
   const GrammarNode& n = g_.node(f.node);

@@ -50,6 +50,10 @@ class JsonMatcher {
   bool accepts(const MatchState& s) const;
   // Complete, and no byte can follow: generation should end here.
   bool finished(const MatchState& s) const;
+  // One reading, inside a string body with no length limits and no escape or character half
+  // written: any plain text (no quote, backslash or control byte) may follow and changes only
+  // the string's length.
+  bool in_free_string(const MatchState& s) const;
   // The fewest bytes that complete the document (0 when accepted).
   std::uint32_t min_remaining(const MatchState& s) const;
 

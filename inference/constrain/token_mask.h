@@ -5,7 +5,8 @@
 // VocabTrie holds the vocabulary's byte strings as a prefix tree, built once per model, so the
 // mask walks each shared prefix once: the cost per step is one matcher advance per trie node
 // the grammar lets through (inside a string that is most of the trie; at a fixed key, a
-// handful). bench/generation/bench_constrained_mask measures it.
+// handful). Inside a string (most of an answer) the plain-text tokens are allowed as a list
+// and only the others are walked: bench/generation/constrained_bench measures both.
 //
 // Budget: with `tokens_left` tokens to go, a token is allowed only when the document can still
 // be completed in the tokens after it (its min_remaining bytes, one byte token each, which
@@ -32,7 +33,14 @@ namespace sluice::constrain {
 class VocabTrie {
  public:
   // pieces[id]: the bytes token id prints (empty: a control or unknown token, never allowed).
-  explicit VocabTrie(const std::vector<std::string>& pieces);
+  // With `split_plain`, the tokens that are plain string text (no '"', '\\' or control byte,
+  // whole UTF-8 characters) are listed apart and the rest gets its own trie: inside a string
+  // every plain token is allowed without a walk, and only the rest is walked.
+  explicit VocabTrie(const std::vector<std::string>& pieces, bool split_plain = true);
+
+  // The plain-text tokens, and the trie of the others (null without split_plain).
+  const std::vector<std::int32_t>& plain_tokens() const { return plain_; }
+  const VocabTrie* non_plain() const { return non_plain_.get(); }
 
   struct Node {
     std::uint32_t first_child = 0, child_count = 0;  // into edges
@@ -54,6 +62,8 @@ class VocabTrie {
   std::vector<Edge> edges_;
   std::vector<std::int32_t> tokens_;
   std::size_t vocab_ = 0;
+  std::vector<std::int32_t> plain_;
+  std::unique_ptr<VocabTrie> non_plain_;
 };
 
 class TokenConstraint {
@@ -73,7 +83,8 @@ class TokenConstraint {
   std::uint32_t min_remaining() const { return matcher_.min_remaining(state_); }
 
  private:
-  void walk(std::uint32_t trie_node, std::size_t depth, int tokens_left);
+  void walk(const VocabTrie& trie, std::uint32_t trie_node, std::size_t depth, int tokens_left);
+  void allow(std::int32_t token);
 
   std::shared_ptr<const JsonGrammar> grammar_;
   std::shared_ptr<const VocabTrie> trie_;

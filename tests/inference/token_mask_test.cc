@@ -69,6 +69,7 @@ TEST(TokenMask, AllowsOnlyTokensThatStayInTheGrammar) {
 TEST(TokenMask, RandomLogitsAlwaysParseWithinTheLimit) {
   const auto pieces = vocabulary();
   auto trie = std::make_shared<VocabTrie>(pieces);
+  auto walked = std::make_shared<VocabTrie>(pieces, /*split_plain=*/false);  // every mask by the walk alone
   const std::string schemas[] = {
       R"({"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},
           "tags":{"type":"array","items":{"type":"string"}},"ok":{"type":"boolean"},"n":{"type":["number","null"]}},
@@ -85,16 +86,20 @@ TEST(TokenMask, RandomLogitsAlwaysParseWithinTheLimit) {
     auto grammar = compile(schema);
     for (int limit : {int(grammar->min_bytes()), int(grammar->min_bytes()) + 3, int(grammar->min_bytes()) + 40, 200}) {
       for (int trial = 0; trial < 20; ++trial) {
-        TokenConstraint c(grammar, trie, {0});
+        TokenConstraint c(grammar, trie, {0}), reference(grammar, walked, {0});
         std::string text;
         int used = 0;
         for (; used < limit && !c.finished(); ++used) {
           std::vector<float> logits(pieces.size());
           for (float& l : logits) l = noise(rng);
+          std::vector<float> same = logits;
           ASSERT_GT(c.mask(logits, limit - used), 0u) << schema << " after " << text;
+          reference.mask(same, limit - used);
+          ASSERT_EQ(logits, same) << "the plain-token shortcut and the walk disagree after " << text;
           const int next = int(std::max_element(logits.begin(), logits.end()) - logits.begin());
           if (next == 0) break;  // the end token: complete
           ASSERT_TRUE(c.accept(pieces[std::size_t(next)]));
+          ASSERT_TRUE(reference.accept(pieces[std::size_t(next)]));
           text += pieces[std::size_t(next)];
         }
         EXPECT_TRUE(c.accepts()) << schema << " limit " << limit << ": " << text;
