@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/system_fingerprint.h"
+
 namespace sluice::http {
 namespace {
 
@@ -189,6 +191,8 @@ ChunkWriter::ChunkWriter(RequestInput::Kind kind, std::string_view id, std::stri
   head_ += std::to_string(created);
   head_ += ",\"model\":";
   append_json_string(head_, model);
+  head_ += ",\"system_fingerprint\":";
+  append_json_string(head_, system_fingerprint());
 }
 
 std::string ChunkWriter::chunk_prefix() const {
@@ -322,6 +326,8 @@ std::string ChunkWriter::full_response(std::string_view text, std::string_view f
   out += std::to_string(created_);
   out += ",\"model\":";
   append_json_string(out, model_);
+  out += ",\"system_fingerprint\":";
+  append_json_string(out, system_fingerprint());
   if (kind_ == RequestInput::Kind::kChat && tool_call_) {
     out += ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":null,";
     append_tool_calls(out, text, false);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "graph/mutex.h"
+#include "graph/system_fingerprint.h"
 #include "inference/model_error.h"
 
 namespace sluice::inference {
@@ -40,6 +41,7 @@ std::shared_ptr<ServingEngine> shared_serving_engine(const std::string& model_pa
   auto loaded = std::make_shared<Loaded>();
   try {
     loaded->model = LlamaModel::load(model_path, options.backend);
+    note_model_file(model_path);
     EngineOptions o = options;
     if (o.model_id.empty()) o.model_id = model_path;
     loaded->engine = std::make_unique<ServingEngine>(*loaded->model, o, metrics, class_names);

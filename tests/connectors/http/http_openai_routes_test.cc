@@ -99,16 +99,15 @@ TEST_F(HttpSourceTest, CorsWithAStarAllowsAnyOrigin) {
 }
 
 // Fields that change what the answer must be are refused by name, not ignored.
-TEST_F(HttpSourceTest, StructuredOutputToolsAndLogprobsAre400UnsupportedUntilSupported) {
+TEST_F(HttpSourceTest, StructuredOutputReachesTheRequestAndWhatCannotBeHonouredIs400) {
   start();
   const std::string head = R"({"model":"sluice","messages":[{"role":"user","content":"hi"}],)";
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {R"("response_format":{"type":"json_object"}})", "response_format.type"},
-      {R"("response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object"}}}})",
-       "response_format.type"},
-      {R"("tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})", "tools"},
+      {R"("tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})", "tool_choice"},
       {R"("functions":[{"name":"f"}]})", "functions"},
       {R"("logprobs":true})", "logprobs"},
+      {R"("response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string","format":"email"}}}})",
+       "response_format.json_schema.schema.format"},
   };
   for (const auto& [tail, param] : refused) {
     ClientResponse r = roundtrip(TestClient::post("/v1/chat/completions", head + tail));
@@ -120,14 +119,39 @@ TEST_F(HttpSourceTest, StructuredOutputToolsAndLogprobsAre400UnsupportedUntilSup
   ClientResponse bad = roundtrip(TestClient::post("/v1/chat/completions", head + R"("response_format":{"type":"yaml"}})"));
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(parse_json(bad.body)["error"]["code"], "invalid_value");
-  // What is harmless passes: a text format, empty tools, logprobs false.
-  TestClient client(port());
-  client.send(TestClient::post("/v1/chat/completions",
-                               head + R"("response_format":{"type":"text"},"tools":[],"logprobs":false,"user":"u1"})"));
-  RequestPtr req = intake_.next_request();
-  ASSERT_NE(req, nullptr);
-  req->complete(Status::Ok(), now());
-  EXPECT_EQ(client.read_response().status, 200);
+  ClientResponse completion_tools = roundtrip(TestClient::post(
+      "/v1/completions", R"({"model":"sluice","prompt":"hi","tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"})"));
+  EXPECT_EQ(completion_tools.status, 400);
+  EXPECT_EQ(parse_json(completion_tools.body)["error"]["param"], "tools");
+
+  // What can be honoured reaches the request with its grammar; a tool call answers as one.
+  const std::vector<std::pair<std::string, StructuredOutput::Kind>> accepted = {
+      {R"("response_format":{"type":"text"},"tools":[],"logprobs":false,"user":"u1"})", StructuredOutput::Kind::kText},
+      {R"("response_format":{"type":"json_object"}})", StructuredOutput::Kind::kJson},
+      {R"("response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object"}}}})",
+       StructuredOutput::Kind::kJson},
+      {R"("tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}}})",
+       StructuredOutput::Kind::kToolCall},
+  };
+  for (const auto& [tail, kind] : accepted) {
+    TestClient client(port());
+    client.send(TestClient::post("/v1/chat/completions", head + tail));
+    RequestPtr req = intake_.next_request();
+    ASSERT_NE(req, nullptr) << tail;
+    EXPECT_EQ(req->input().structured.kind, kind) << tail;
+    EXPECT_EQ(req->input().structured.grammar != nullptr, kind != StructuredOutput::Kind::kText) << tail;
+    if (kind == StructuredOutput::Kind::kToolCall) req->emit_token(R"({"x":1})", now());
+    req->complete(Status::Ok(), now());
+    ClientResponse r = client.read_response();
+    EXPECT_EQ(r.status, 200);
+    auto body = parse_json(r.body);
+    EXPECT_EQ(body["system_fingerprint"].get<std::string>().rfind("fp_", 0), 0u) << r.body;
+    if (kind == StructuredOutput::Kind::kToolCall) {
+      EXPECT_EQ(body["choices"][0]["finish_reason"], "tool_calls") << r.body;
+      EXPECT_TRUE(body["choices"][0]["message"]["content"].is_null()) << r.body;
+      EXPECT_EQ(body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"], R"({"x":1})") << r.body;
+    }
+  }
 }
 
 // Ids are <kind>-<start time in ms, hex><32 random bits, hex>-<n>: a later process's ids sort
