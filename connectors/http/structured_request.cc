@@ -61,7 +61,8 @@ std::optional<ApiError> read_tools(const ojson& tools, std::vector<Tool>* out) {
     const std::string at = "tools[" + std::to_string(i) + "]";
     const ojson& t = tools[i];
     if (!t.is_object()) return invalid_value(at, "'" + at + "' must be an object");
-    if (t.value("type", "") != "function") return invalid_value(at + ".type", "'" + at + ".type' must be 'function'");
+    auto type = t.find("type");
+    if (type == t.end() || !type->is_string() || type->get<std::string>() != "function") return invalid_value(at + ".type", "'" + at + ".type' must be 'function'");
     auto f = t.find("function");
     if (f == t.end() || !f->is_object()) return invalid_value(at + ".function", "'" + at + ".function' must be an object");
     auto name = f->find("name");
@@ -145,22 +146,27 @@ std::optional<ApiError> read_structured_output(std::string_view body, const json
     if (it != doc.end() && !it->is_null() && !(it->is_array() && it->empty()))
       return unsupported(legacy, std::string("'") + legacy + "' is deprecated and not supported: send 'tools' and 'tool_choice'");
   }
-  auto format = doc.find("response_format");
-  const bool has_format = format != doc.end() && !format->is_null();
-  auto tools = doc.find("tools");
-  const bool has_tools = tools != doc.end() && !tools->is_null() && !(tools->is_array() && tools->empty());
-  if (!has_format && !has_tools) return std::nullopt;
+  auto has = [&](const char* field) {
+    auto it = doc.find(field);
+    return it != doc.end() && !it->is_null() && !(it->is_array() && it->empty());
+  };
+  if (!has("response_format") && !has("tools")) return std::nullopt;
 
-  // Parsed again with the property order kept: an object's properties are written in it.
+  // Parsed again with the property order kept: an object's properties are written in it. Only
+  // this copy is read from here on (with a key given twice, the two parsers may keep different
+  // ones).
   const ojson ordered = ojson::parse(body, nullptr, false);
-  if (has_tools) {
-    if (!tools->is_array()) return wrong_type("tools", "an array", *tools);
+  if (!ordered.is_object()) return invalid_value("", "the body must be a JSON object");
+  auto tools = ordered.find("tools");
+  if (tools != ordered.end() && !tools->is_null() && !(tools->is_array() && tools->empty())) {
+    if (!tools->is_array()) return invalid_value("tools", "'tools' must be an array");
     std::vector<Tool> list;
-    if (auto e = read_tools(ordered["tools"], &list)) return e;
+    if (auto e = read_tools(*tools, &list)) return e;
     if (auto e = read_tool_choice(ordered, list, out)) return e;
   }
-  if (!has_format) return std::nullopt;
-  if (!format->is_object()) return wrong_type("response_format", "an object", *format);
+  auto format = ordered.find("response_format");
+  if (format == ordered.end() || format->is_null()) return std::nullopt;
+  if (!format->is_object()) return invalid_value("response_format", "'response_format' must be an object");
   auto type = format->find("type");
   if (type == format->end() || !type->is_string())
     return invalid_value("response_format.type", "'response_format.type' must be text, json_object or json_schema");
@@ -175,10 +181,11 @@ std::optional<ApiError> read_structured_output(std::string_view body, const json
     out->grammar = JsonGrammar::any_object();
     return std::nullopt;
   }
-  const ojson& spec = ordered["response_format"]["json_schema"];
-  if (!spec.is_object()) return invalid_value("response_format.json_schema", "'response_format.json_schema' must be an object with a 'schema'");
-  auto schema = spec.find("schema");
-  if (schema == spec.end() || !schema->is_object())
+  auto spec = format->find("json_schema");
+  if (spec == format->end() || !spec->is_object())
+    return invalid_value("response_format.json_schema", "'response_format.json_schema' must be an object with a 'schema'");
+  auto schema = spec->find("schema");
+  if (schema == spec->end() || !schema->is_object())
     return invalid_value("response_format.json_schema.schema", "'response_format.json_schema.schema' must be a JSON Schema object");
   return compile(*schema, "response_format.json_schema.schema", out);
 }

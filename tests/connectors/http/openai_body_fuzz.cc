@@ -10,6 +10,10 @@
 //    and token text write valid JSON that carries them back unchanged: the SSE chunks
 //    ("data: {...}\n\n", one line), the usage and finish chunks, the whole response and a
 //    stream's error event;
+//  - a structured-output grammar (response_format, tools) can always be completed: from the
+//    start, a byte that lowers the matcher's min_remaining by one always exists, and after
+//    min_bytes of them the text is accepted and parses as JSON (the budget rule's premise); the
+//    input's own bytes run through the matcher without harm; a tool call's answer encodes;
 //  - parse_timeout_header gives a positive duration of at most a day, or nothing.
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +25,7 @@
 #include "connectors/http/openai_request.h"
 #include "connectors/http/openai_response.h"
 #include "connectors/http/retrieval_api.h"
+#include "inference/constrain/json_matcher.h"
 #include "tests/support/fuzz_check.h"
 
 namespace {
@@ -86,7 +91,36 @@ void check_encoders(const OpenAiRequest& req, RequestInput::Kind kind) {
   FUZZ_CHECK(sse_payload(ChunkWriter::error_event(failed))["error"]["message"] == text);
 }
 
-void check_request(const OpenAiRequest& req, RequestInput::Kind kind) {
+void check_grammar(const constrain::JsonGrammar& g, std::string_view body) {
+  constrain::JsonMatcher m(g);
+  constrain::MatchState s = m.start(), next;
+  for (unsigned char c : body) {  // arbitrary bytes: dead or alive, never a crash
+    m.advance(s, c, next);
+    if (next.empty()) break;
+    std::swap(s, next);
+  }
+  if (g.min_bytes() > 512) return;
+  s = m.start();
+  std::string text;
+  while (!m.accepts(s)) {
+    const std::uint32_t need = m.min_remaining(s);
+    bool stepped = false;
+    for (int c = 0; c < 256 && !stepped; ++c) {
+      m.advance(s, std::uint8_t(c), next);
+      if (!next.empty() && m.min_remaining(next) + 1 == need) {
+        std::swap(s, next);
+        text += char(c);
+        stepped = true;
+      }
+    }
+    FUZZ_CHECK(stepped);
+    FUZZ_CHECK(text.size() <= g.min_bytes());
+  }
+  FUZZ_CHECK(text.size() == g.min_bytes());
+  FUZZ_CHECK(json::accept(text));
+}
+
+void check_request(const OpenAiRequest& req, RequestInput::Kind kind, std::string_view body) {
   const RequestInput& in = req.input;
   FUZZ_CHECK(in.kind == kind);
   if (kind == RequestInput::Kind::kChat) {
@@ -98,6 +132,16 @@ void check_request(const OpenAiRequest& req, RequestInput::Kind kind) {
   FUZZ_CHECK(in.sampling.top_p >= 0 && in.sampling.top_p <= 1);
   FUZZ_CHECK(in.sampling.top_k >= 0);
   FUZZ_CHECK(in.stop.size() <= 16);
+  FUZZ_CHECK((in.structured.kind == StructuredOutput::Kind::kText) == (in.structured.grammar == nullptr));
+  if (in.structured.grammar) check_grammar(*in.structured.grammar, body);
+  if (in.structured.kind == StructuredOutput::Kind::kToolCall) {
+    ChunkWriter writer(kind, "chatcmpl-1", in.model, 1700000000);
+    writer.shape_for(in.structured);
+    json full = must_parse(writer.full_response(in.model, "stop", Usage{}, {}), "tool call response");
+    FUZZ_CHECK(full["choices"][0]["finish_reason"] == "tool_calls");
+    FUZZ_CHECK(full["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].is_string());
+    sse_payload(writer.tool_call_event(in.model));
+  }
   check_encoders(req, kind);
 }
 
@@ -111,7 +155,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (auto e = parse_openai_request(body, kind, &req)) {
       check_error(*e);
     } else {
-      check_request(req, kind);
+      check_request(req, kind, body);
     }
   }
 
