@@ -194,6 +194,8 @@ void print_closed_level(const std::string& label, const loadgen::LoadResult& l) 
 
 }  // namespace
 
+const char* bench_usage() { return kBenchUsage; }
+
 int bench(const Args& args) {
   loadgen::LoadOptions o;
   std::vector<double> rates{10};

@@ -22,6 +22,7 @@ int generate(const Args& args);
 int ingest(const Args& args);
 int eval(const Args& args);
 int bench(const Args& args);  // apps/sluice/bench_command.cc
+const char* bench_usage();     // its --help
 int keys(const Args& args);   // apps/sluice/keys_command.cc
 
 }  // namespace sluice::cli

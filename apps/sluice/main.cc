@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "apps/sluice/command_help.h"
 #include "apps/sluice/commands.h"
 
 namespace {
@@ -68,6 +69,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   sluice::cli::Args args(argv + 2, argv + argc);
+  // --help anywhere: the command's help on stdout, exit 0, before the command can take it for
+  // an argument (a file named --help is ./--help).
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::fputs(sluice::cli::command_help(argv[1]).c_str(), stdout);
+      return 0;
+    }
+  }
   try {
     return it->second(args);
   } catch (const std::exception& e) {
