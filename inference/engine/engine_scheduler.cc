@@ -405,6 +405,12 @@ bool EngineScheduler::sample_next(Sequence& s, float* logits) {
     finish(s, FinishReason::kStop);
     return true;
   }
+  // A request whose deadline passed (or that was cancelled) during its prefill gets no first
+  // token: its client then hears the error as a status, not as a stream that breaks off.
+  if (s.result.completion_tokens == 0 && s.request.should_stop && s.request.should_stop()) {
+    finish(s, FinishReason::kCancelled);
+    return true;
+  }
   ++s.result.completion_tokens;
   const int32_t prev = s.tokens.back();
   s.tokens.push_back(next);

@@ -213,6 +213,13 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
       finish(state);
       continue;
     }
+    if (r->expired(clock_->now())) {  // spent before it reached the model: no stream starts
+      r->complete(Status::Error(StatusCode::kDeadlineExceeded, "request deadline passed before generation started",
+                                AbortCause::kTimeout),
+                  clock_->now());
+      finish(state);
+      continue;
+    }
     if (r->input().max_tokens > options_.max_tokens) {
       // Stated, not silently capped: the client asked for more than this pipeline generates.
       r->finish_reason = "error";

@@ -52,6 +52,22 @@ TEST(DefaultPipeline, WithAModelConcurrentStreamsGetGeneratedCitedAnswers) {
   EXPECT_LT(steps_of_one, steps) << "no step batched two sequences";
 }
 
+// A deadline too short for the model to answer ends as an HTTP status, not as a 200 stream of
+// tokens that breaks off with an error chunk the SDKs report without a status.
+TEST(DefaultPipeline, ADeadlineThatPassesBeforeTheFirstTokenIsAStatus) {
+  const std::string model = stories_model();
+  if (model.empty()) GTEST_SKIP() << "needs ../shared/models/stories260K.gguf";
+  DefaultPipeline p(model);
+  for (const char* timeout : {"0.001ms", "0.01ms"}) {  // past before the model starts: never a race
+    TestClient c(p.served->source->port());
+    json body{{"model", "sluice"}, {"stream", true}, {"max_tokens", 24}, {"messages", {{{"role", "user"}, {"content", "Why do otters hold hands?"}}}}};
+    c.send(TestClient::post("/v1/chat/completions", body.dump(), std::string("X-Request-Timeout: ") + timeout + "\r\n"));
+    auto r = c.read_response();
+    EXPECT_EQ(r.status, 504) << r.body;
+    EXPECT_EQ(json::parse(r.body)["error"]["type"], "timeout_error") << r.body;
+  }
+}
+
 TEST(DefaultPipeline, WithoutAModelTheSameFileAnswersExtractively) {
   DefaultPipeline p("");
   const DefaultPipeline::Answer a = p.ask("Why do otters hold hands?");
