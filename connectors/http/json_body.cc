@@ -28,6 +28,10 @@ ApiError invalid_value(std::string param, std::string message) {
   return e;
 }
 
+ApiError unsupported(std::string param, std::string message) {
+  return ApiError{400, std::move(message), "invalid_request_error", std::move(param), "unsupported"};
+}
+
 ApiError wrong_type(const std::string& field, std::string_view expected, const json& got) {
   ApiError e = invalid_value(field, "'" + field + "' must be " + std::string(expected) + ", got " +
                                         std::string(json_type_name(got)));

@@ -18,6 +18,9 @@ namespace sluice::http {
 
 // A 400 invalid_value naming `param` ("" for the body as a whole).
 ApiError invalid_value(std::string param, std::string message);
+// A 400 unsupported naming `param`: a field that would change what the answer must be and
+// that Sluice cannot honour (refused, never ignored).
+ApiError unsupported(std::string param, std::string message);
 // A 400 invalid_type: "'field' must be <expected>, got <what it is>".
 ApiError wrong_type(const std::string& field, std::string_view expected, const nlohmann::json& got);
 using sluice::json_type_name;  // "a string", "an array", ... (graph/json_reading.h)

@@ -125,10 +125,6 @@ std::optional<ApiError> read_stop(const json& obj, std::vector<std::string>* out
   return std::nullopt;
 }
 
-ApiError unsupported(std::string param, std::string message) {
-  return ApiError{400, std::move(message), "invalid_request_error", std::move(param), "unsupported"};
-}
-
 // Fields that change what the answer must be and that Sluice cannot honour yet: refused by
 // name rather than ignored.
 std::optional<ApiError> refuse_unsupported(const json& doc) {

@@ -14,10 +14,6 @@ using constrain::GrammarCache;
 using constrain::GrammarError;
 using constrain::JsonGrammar;
 
-ApiError unsupported(std::string param, std::string message) {
-  return ApiError{400, std::move(message), "invalid_request_error", std::move(param), "unsupported"};
-}
-
 ApiError schema_error(const GrammarError& e) {
   const bool keyword = e.message.find("not supported") != std::string::npos;
   return ApiError{400, e.path + ": " + e.message, "invalid_request_error", e.path, keyword ? "unsupported" : "invalid_value"};

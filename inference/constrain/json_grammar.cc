@@ -22,8 +22,9 @@ const std::set<std::string>& annotations() {
   return k;
 }
 
-// Keywords each type accepts besides the annotations and `type` itself.
-const std::set<std::string>& keywords_of(const std::string& type) {
+// Keywords each type accepts besides the annotations and `type` itself; null for a name that
+// is not a JSON Schema type.
+const std::set<std::string>* keywords_of(const std::string& type) {
   static const std::map<std::string, std::set<std::string>> k = {
       {"object", {"properties", "required", "additionalProperties"}},
       {"array", {"items", "minItems", "maxItems"}},
@@ -33,9 +34,8 @@ const std::set<std::string>& keywords_of(const std::string& type) {
       {"boolean", {}},
       {"null", {}},
   };
-  static const std::set<std::string> none;
   auto it = k.find(type);
-  return it == k.end() ? none : it->second;
+  return it == k.end() ? nullptr : &it->second;
 }
 
 }  // namespace
@@ -247,7 +247,7 @@ class GrammarBuilder {
       types.push_back("array");
     }
     for (const std::string& t : types)
-      if (!keywords_of(t).size() && t != "number" && t != "integer" && t != "boolean" && t != "null")
+      if (!keywords_of(t))
         return fail(path + ".type", "'type' " + t + " is not one of object, array, string, number, integer, boolean, null");
     // Every keyword must belong to one of the types (or be an annotation): anything else is a
     // constraint this grammar would not enforce, refused by name.
@@ -255,7 +255,7 @@ class GrammarBuilder {
       const std::string& k = it.key();
       if (k == "type" || annotations().count(k)) continue;
       bool known = false;
-      for (const std::string& t : types) known = known || keywords_of(t).count(k);
+      for (const std::string& t : types) known = known || keywords_of(t)->count(k);
       if (!known)
         return fail(path + "." + k, "keyword '" + k + "' is not supported in structured outputs (supported: type, properties, "
                                     "required, additionalProperties, items, minItems, maxItems, minLength, maxLength, minimum and "

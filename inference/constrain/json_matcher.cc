@@ -35,6 +35,13 @@ void emit(const std::vector<Frame>& stack, MatchState& out) {
   out.ends.push_back(std::uint32_t(out.frames.size()));
 }
 
+// The one optional space of a gap (after ':' or ','): true when `c` is it, now used.
+bool optional_space(Frame& f, std::uint8_t c) {
+  if (c != ' ' || f.spaced) return false;
+  f.spaced = 1;
+  return true;
+}
+
 }  // namespace
 
 MatchState JsonMatcher::start() const {
@@ -44,10 +51,10 @@ MatchState JsonMatcher::start() const {
   return s;
 }
 
-bool JsonMatcher::push_value(std::vector<Frame>& stack, std::uint32_t node) const {
-  if (stack.size() >= std::size_t(JsonGrammar::kMaxDepth)) return false;
+void JsonMatcher::open_value(std::vector<Frame>& stack, std::uint32_t node, std::uint8_t c, MatchState& out, int depth) const {
+  if (stack.size() >= std::size_t(JsonGrammar::kMaxDepth)) return;  // nesting limit: refused
   stack.push_back(Frame{node, kValue});
-  return true;
+  step(stack, c, out, depth + 1);
 }
 
 void JsonMatcher::advance(const MatchState& in, std::uint8_t c, MatchState& out) const {
@@ -236,10 +243,7 @@ void JsonMatcher::step(std::vector<Frame>& s, std::uint8_t c, MatchState& out, i
           return emit(s, out);
         case O_PREFIX: {
           const std::string& p = n.prefixes[f.a];
-          if (f.a > 0 && f.b == 1 && c == ' ' && !f.spaced) {  // ", " between properties
-            f.spaced = 1;
-            return emit(s, out);
-          }
+          if (f.a > 0 && f.b == 1 && optional_space(f, c)) return emit(s, out);  // ", " between properties
           if (std::uint8_t(p[f.b]) != c) return;
           if (++f.b == p.size()) {
             f.phase = O_GAP;
@@ -248,13 +252,9 @@ void JsonMatcher::step(std::vector<Frame>& s, std::uint8_t c, MatchState& out, i
           return emit(s, out);
         }
         case O_GAP:
-          if (c == ' ' && !f.spaced) {  // ": "
-            f.spaced = 1;
-            return emit(s, out);
-          }
+          if (optional_space(f, c)) return emit(s, out);  // ": "
           f.phase = O_AFTER;
-          if (!push_value(s, n.children[f.a])) return;
-          return step(s, c, out, depth + 1);
+          return open_value(s, n.children[f.a], c, out, depth);
         case O_AFTER:
           if (f.a + 1 < props) {
             f.phase = O_PREFIX;
@@ -283,29 +283,20 @@ void JsonMatcher::step(std::vector<Frame>& s, std::uint8_t c, MatchState& out, i
             return emit(s, out);
           }
           f.phase = F_COLON;
-          if (!push_value(s, n.children[1])) return;
-          return step(s, c, out, depth + 1);
+          return open_value(s, n.children[1], c, out, depth);
         case F_KEYSTART:
-          if (c == ' ' && !f.spaced) {
-            f.spaced = 1;
-            return emit(s, out);
-          }
+          if (optional_space(f, c)) return emit(s, out);
           f.phase = F_COLON;
-          if (!push_value(s, n.children[1])) return;
-          return step(s, c, out, depth + 1);
+          return open_value(s, n.children[1], c, out, depth);
         case F_COLON:
           if (c != ':') return;
           f.phase = F_GAP;
           f.spaced = 0;
           return emit(s, out);
         case F_GAP:
-          if (c == ' ' && !f.spaced) {
-            f.spaced = 1;
-            return emit(s, out);
-          }
+          if (optional_space(f, c)) return emit(s, out);
           f.phase = F_NEXT;
-          if (!push_value(s, n.children[0])) return;
-          return step(s, c, out, depth + 1);
+          return open_value(s, n.children[0], c, out, depth);
         case F_NEXT:
           if (c == ',') {
             f.phase = F_KEYSTART;
@@ -332,8 +323,7 @@ void JsonMatcher::step(std::vector<Frame>& s, std::uint8_t c, MatchState& out, i
           if (n.max_count == 0) return;
           f.phase = A_NEXT;
           f.a = 1;
-          if (!push_value(s, n.children[0])) return;
-          return step(s, c, out, depth + 1);
+          return open_value(s, n.children[0], c, out, depth);
         case A_NEXT:
           if (c == ',' && f.a < n.max_count) {
             f.phase = A_ITEMSTART;
@@ -344,14 +334,10 @@ void JsonMatcher::step(std::vector<Frame>& s, std::uint8_t c, MatchState& out, i
           s.pop_back();
           return emit(s, out);
         case A_ITEMSTART:
-          if (c == ' ' && !f.spaced) {
-            f.spaced = 1;
-            return emit(s, out);
-          }
+          if (optional_space(f, c)) return emit(s, out);
           f.phase = A_NEXT;
           ++f.a;
-          if (!push_value(s, n.children[0])) return;
-          return step(s, c, out, depth + 1);
+          return open_value(s, n.children[0], c, out, depth);
       }
       return;
   }

@@ -59,7 +59,8 @@ class JsonMatcher {
 
  private:
   void step(std::vector<Frame>& stack, std::uint8_t c, MatchState& out, int depth) const;
-  bool push_value(std::vector<Frame>& stack, std::uint32_t node) const;
+  // Opens a child value on `stack` and reads `c` as its first byte (nothing past kMaxDepth).
+  void open_value(std::vector<Frame>& stack, std::uint32_t node, std::uint8_t c, MatchState& out, int depth) const;
   std::uint32_t rest(const Frame& f) const;
   bool number_complete(const Frame& f) const;  // a number that may end here
 

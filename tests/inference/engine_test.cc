@@ -276,6 +276,28 @@ TEST_F(EngineTest, CancellationFreesBlocksAtTheNextStep) {
   EXPECT_TRUE(s.idle());
 }
 
+// Stopped while its prompt was being prefilled (a deadline that passed, a client gone): the
+// sequence ends cancelled without its first token, so the client hears a status, not a
+// stream that starts and breaks off. The first poll (the step's start) says go on; the one
+// before the first token says stop.
+TEST_F(EngineTest, ASequenceStoppedDuringItsPrefillGetsNoToken) {
+  EngineScheduler s(*model, EngineOptions{});
+  Out out;
+  std::string streamed;
+  GenerationRequest r = request("Once upon a time", 20, &out);
+  int polls = 0;
+  r.should_stop = [&] { return ++polls > 1; };
+  r.on_text = [&](std::string_view t) { streamed += t; };
+  s.add(std::move(r), Steady::now());
+  s.step();
+  EXPECT_EQ(polls, 2);
+  EXPECT_TRUE(out.finished);
+  EXPECT_EQ(out.result.finish, FinishReason::kCancelled);
+  EXPECT_EQ(out.result.completion_tokens, 0);
+  EXPECT_EQ(streamed, "");
+  EXPECT_TRUE(s.idle());
+}
+
 TEST_F(EngineTest, RequestsThatCanNeverFitAreRefusedWithAReason) {
   EngineOptions o;
   o.context = 32;
