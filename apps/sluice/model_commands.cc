@@ -1,4 +1,4 @@
-// `sluice quantize`, `sluice model synth`, `sluice generate`: thin wrappers over
+// `sluice quantize`, `sluice model synth|import-use`, `sluice generate`: thin wrappers over
 // nodes/generation's model tools and Generator.
 #include <cstdio>
 #include <cstring>
@@ -6,6 +6,7 @@
 #include <string>
 
 #include "apps/sluice/commands.h"
+#include "inference/encoder/use_lite_import.h"
 #include "inference/llama/generator.h"
 #include "inference/llama/llama_model.h"
 #include "inference/llama/model_tools.h"
@@ -53,7 +54,20 @@ int quantize(const Args& args) {
 }
 
 int model(const Args& args) {
-  const char* usage = "sluice model synth --preset 15m|110m --type f32|f16|q8_0|q4_0 [--seed N] OUT.gguf";
+  const char* usage =
+      "sluice model synth --preset 15m|110m --type f32|f16|q8_0|q4_0 [--seed N] OUT.gguf\n"
+      "       sluice model import-use DIR OUT.gguf";
+  if (args.size() == 3 && args[0] == "import-use") {
+    try {
+      const auto r = inference::import_use_lite(args[1], args[2]);
+      std::cout << "wrote " << args[2] << " (" << r.source << ": " << r.layers << " layers, " << r.vocabulary
+                << " pieces, " << r.parameters << " parameters, " << r.bytes_written << " bytes)\n";
+    } catch (const inference::ModelError& e) {
+      std::fprintf(stderr, "sluice model import-use: %s\n", e.what());
+      return 2;
+    }
+    return 0;
+  }
   if (args.size() < 2 || args[0] != "synth") {
     std::fprintf(stderr, "usage: %s\n", usage);
     return 2;

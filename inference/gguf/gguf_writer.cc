@@ -54,6 +54,12 @@ void GgufWriter::add_f32_array(std::string_view k, const std::vector<float>& v) 
   put<uint64_t>(kv_, v.size());
   for (float f : v) put(kv_, f);
 }
+void GgufWriter::add_f64_array(std::string_view k, const std::vector<double>& v) {
+  key(k, GgufType::kArray);
+  put<uint32_t>(kv_, uint32_t(GgufType::kF64));
+  put<uint64_t>(kv_, v.size());
+  for (double d : v) put(kv_, d);
+}
 void GgufWriter::add_i32_array(std::string_view k, const std::vector<int32_t>& v) {
   key(k, GgufType::kArray);
   put<uint32_t>(kv_, uint32_t(GgufType::kI32));

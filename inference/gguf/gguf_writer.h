@@ -22,6 +22,7 @@ class GgufWriter {
   void add_string(std::string_view key, std::string_view v);
   void add_string_array(std::string_view key, const std::vector<std::string>& v);
   void add_f32_array(std::string_view key, const std::vector<float>& v);
+  void add_f64_array(std::string_view key, const std::vector<double>& v);
   void add_i32_array(std::string_view key, const std::vector<int32_t>& v);
   // Copies any value read by GgufFile (quantize keeps the input's metadata).
   void add_value(std::string_view key, const GgufValue& v);

@@ -1,0 +1,244 @@
+#include "inference/encoder/sentence_encoder.h"
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace sluice::inference {
+namespace {
+
+float dot(const float* a, const float* b, int n) {
+  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
+  float total = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  for (; i < n; ++i) total += a[i] * b[i];
+  return total;
+}
+
+// out = LayerNorm(x) as the graph computes it: (scale * rsqrt(var + eps)) * (x - mean) + bias.
+void layer_norm(const float* x, const float* scale, const float* bias, int width, float eps, float* out) {
+  float sum = 0;
+  for (int i = 0; i < width; ++i) sum += x[i];
+  const float mean = sum / float(width);
+  float sq = 0;
+  for (int i = 0; i < width; ++i) sq += (x[i] - mean) * (x[i] - mean);
+  const float inv = 1.0f / std::sqrt(sq / float(width) + eps);
+  for (int i = 0; i < width; ++i) out[i] = scale[i] * inv * (x[i] - mean) + bias[i];
+}
+
+}  // namespace
+
+// Activation buffers of one pass, grown to the largest pass seen (bounded by max_pass_tokens).
+struct SentenceEncoder::Pass {
+  std::vector<float> x, h, qkv, att, wide, tmp, pooled;
+  std::vector<int64_t> starts;  // token offset of each text, texts + 1 entries
+  oneapi::tbb::task_arena arena;
+  explicit Pass(int threads) : arena(std::max(1, threads)) {}
+  static void fit(std::vector<float>& v, int64_t n) {
+    if (int64_t(v.size()) < n) v.resize(size_t(n));
+  }
+};
+
+SentenceEncoder::SentenceEncoder(std::shared_ptr<const UseLiteModel> model, SentenceEncoderOptions options)
+    : model_(std::move(model)), options_(options) {
+  if (!model_) throw std::invalid_argument("SentenceEncoder: no model");
+  options_.threads = std::max(1, options_.threads);
+  options_.max_pass_tokens = std::max(options_.max_pass_tokens, model_->config().context_length);
+  kernels::BackendOptions b;
+  b.threads = options_.threads;
+  backend_ = kernels::make_backend(b);
+  pass_ = std::make_unique<Pass>(options_.threads);
+}
+
+SentenceEncoder::~SentenceEncoder() = default;
+
+std::vector<int32_t> SentenceEncoder::tokenize(std::string_view text) const {
+  std::vector<int32_t> ids = model_->tokenizer().encode(text);
+  if (ids.size() > size_t(model_->config().context_length)) ids.resize(size_t(model_->config().context_length));
+  return ids;
+}
+
+void SentenceEncoder::embed(const std::vector<std::string>& texts, float* out) const {
+  std::vector<std::vector<int32_t>> ids;
+  ids.reserve(texts.size());
+  for (const std::string& t : texts) ids.push_back(tokenize(t));
+  embed_ids(ids, out);
+}
+
+void SentenceEncoder::embed_ids(const std::vector<std::vector<int32_t>>& ids, float* out) const {
+  const auto context = size_t(model_->config().context_length);
+  const auto vocab = size_t(model_->token_embedding.rows);
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (int32_t id : ids[i])
+      if (id < 0 || size_t(id) >= vocab)
+        throw std::invalid_argument("text " + std::to_string(i) + ": token id " + std::to_string(id) + " is outside 0.." +
+                                    std::to_string(vocab - 1));
+  MutexLock lock(mu_);
+  std::vector<const std::vector<int32_t>*> slice;
+  size_t tokens = 0, first = 0;
+  for (size_t i = 0; i <= ids.size(); ++i) {
+    const size_t n = i < ids.size() ? std::min(ids[i].size(), context) : 0;
+    if (i == ids.size() || (!slice.empty() && tokens + n > size_t(options_.max_pass_tokens))) {
+      if (!slice.empty()) run_pass(slice, out + first * size_t(dimension()));
+      slice.clear();
+      tokens = 0;
+      first = i;
+      if (i == ids.size()) break;
+    }
+    slice.push_back(&ids[i]);
+    tokens += n;
+  }
+}
+
+void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& texts, float* out) const {
+  const UseLiteModel& m = *model_;
+  const UseLiteConfig& c = m.config();
+  kernels::KernelBackend& be = *backend_;
+  Pass& p = *pass_;
+  const auto n_texts = int64_t(texts.size());
+  p.starts.assign(size_t(n_texts + 1), 0);
+  for (int64_t s = 0; s < n_texts; ++s)
+    p.starts[size_t(s + 1)] = p.starts[size_t(s)] + int64_t(std::min(texts[size_t(s)]->size(), size_t(c.context_length)));
+  const int64_t n = p.starts.back();
+  int max_attn = 0, max_ffn = 0;
+  for (const UseLiteLayer& L : m.layers()) {
+    max_attn = std::max(max_attn, L.attention_width);
+    max_ffn = std::max(max_ffn, L.ffn_width);
+  }
+  const int wide = std::max({c.model_width, c.embedding_width});
+  Pass::fit(p.x, n * wide);
+  Pass::fit(p.h, n * wide);
+  Pass::fit(p.tmp, n * wide);
+  Pass::fit(p.qkv, n * 3 * max_attn);
+  Pass::fit(p.att, n * max_attn);
+  Pass::fit(p.wide, n * max_ffn);
+  Pass::fit(p.pooled, n_texts * std::max(c.model_width, c.output_width));
+
+  p.arena.execute([&] {
+    using oneapi::tbb::parallel_for;
+    // Rows of the `n` tokens in parallel, at least 64 a task.
+    auto rows = [&](auto&& body) {
+      parallel_for(oneapi::tbb::blocked_range<int64_t>(0, n, 64), [&](const oneapi::tbb::blocked_range<int64_t>& r) {
+        for (int64_t t = r.begin(); t < r.end(); ++t) body(t);
+      });
+    };
+    // Embeddings plus the positional signal, in the graph's order of additions.
+    const int half = c.embedding_width / 2;
+    parallel_for(int64_t(0), n_texts, [&](int64_t s) {
+      const std::vector<int32_t>& ids = *texts[size_t(s)];
+      for (int64_t t = p.starts[size_t(s)]; t < p.starts[size_t(s + 1)]; ++t) {
+        const int64_t pos = t - p.starts[size_t(s)];
+        float* x = p.x.data() + t * c.embedding_width;
+        // The embedding table is F32 rows (the loader checks): a copy, not a backend call, since
+        // this runs on many threads and a backend serves one at a time.
+        const float* row = static_cast<const float*>(m.token_embedding.data) + int64_t(ids[size_t(pos)]) * c.embedding_width;
+        std::copy(row, row + c.embedding_width, x);
+        for (int i = 0; i < half; ++i) {
+          const float angle = float(pos) * m.inv_timescales[i];
+          x[i] = x[i] + (x[i] + float(std::sin(double(angle))));
+          x[half + i] = x[half + i] + (x[half + i] + float(std::cos(double(angle))));
+        }
+      }
+    });
+
+    int width = c.embedding_width;
+    for (const UseLiteLayer& L : m.layers()) {
+      const int A = L.attention_width, D = c.model_width;
+      rows([&](int64_t t) { layer_norm(p.x.data() + t * width, L.attn_norm_w, L.attn_norm_b, width, c.layer_norm_eps, p.h.data() + t * width); });
+      be.matmul(L.qkv, p.h.data(), n, p.qkv.data());
+      rows([&](int64_t t) {
+        float* r = p.qkv.data() + t * 3 * A;
+        for (int i = 0; i < 3 * A; ++i) r[i] += L.qkv_b[i];
+        for (int i = 0; i < A; ++i) r[i] *= L.query_scale;
+      });
+      // Attention of each text's tokens over the same text, per head.
+      parallel_for(int64_t(0), n_texts * L.heads, [&](int64_t job) {
+        const int64_t s = job / L.heads;
+        const int head = int(job % L.heads);
+        const int64_t begin = p.starts[size_t(s)], len = p.starts[size_t(s + 1)] - begin;
+        if (len == 0) return;
+        std::vector<float> w(static_cast<size_t>(len));
+        const int64_t stride = 3 * A;
+        for (int64_t i = 0; i < len; ++i) {
+          const float* q = p.qkv.data() + (begin + i) * stride + head * L.head_dim;
+          float top = -INFINITY;
+          for (int64_t j = 0; j < len; ++j) {
+            w[size_t(j)] = dot(q, p.qkv.data() + (begin + j) * stride + A + head * L.head_dim, L.head_dim);
+            top = std::max(top, w[size_t(j)]);
+          }
+          float sum = 0;
+          for (int64_t j = 0; j < len; ++j) sum += (w[size_t(j)] = std::exp(w[size_t(j)] - top));
+          const float inv = 1.0f / sum;
+          float* o = p.att.data() + (begin + i) * A + head * L.head_dim;
+          std::fill(o, o + L.head_dim, 0.0f);
+          for (int64_t j = 0; j < len; ++j) {
+            const float wj = w[size_t(j)] * inv;
+            const float* v = p.qkv.data() + (begin + j) * stride + 2 * A + head * L.head_dim;
+            for (int d = 0; d < L.head_dim; ++d) o[d] += wj * v[d];
+          }
+        }
+      });
+      be.matmul(L.output, p.att.data(), n, p.tmp.data());
+      if (L.residual.data) {  // x = (att Wo + bo) + (x Wr + br), the width changing here
+        be.matmul(L.residual, p.x.data(), n, p.h.data());
+        rows([&](int64_t t) {
+          float* o = p.tmp.data() + t * D;
+          const float* r = p.h.data() + t * D;
+          for (int i = 0; i < D; ++i) o[i] = (o[i] + L.output_b[i]) + (r[i] + L.residual_b[i]);
+        });
+        std::swap(p.x, p.tmp);
+      } else {
+        rows([&](int64_t t) {
+          float* x = p.x.data() + t * D;
+          const float* o = p.tmp.data() + t * D;
+          for (int i = 0; i < D; ++i) x[i] = (o[i] + L.output_b[i]) + x[i];
+        });
+      }
+      width = D;
+      // Feed-forward: x = x + relu(LN(x) W1 + b1) W2 + b2.
+      rows([&](int64_t t) { layer_norm(p.x.data() + t * D, L.ffn_norm_w, L.ffn_norm_b, D, c.layer_norm_eps, p.h.data() + t * D); });
+      be.matmul(L.ffn_up, p.h.data(), n, p.wide.data());
+      rows([&](int64_t t) {
+        float* r = p.wide.data() + t * L.ffn_width;
+        for (int i = 0; i < L.ffn_width; ++i) r[i] = std::max(0.0f, r[i] + L.ffn_up_b[i]);
+      });
+      be.matmul(L.ffn_down, p.wide.data(), n, p.tmp.data());
+      rows([&](int64_t t) {
+        float* x = p.x.data() + t * D;
+        const float* f = p.tmp.data() + t * D;
+        for (int i = 0; i < D; ++i) x[i] = (f[i] + L.ffn_down_b[i]) + x[i];
+      });
+    }
+
+    // Mean over each text's tokens (zero for an empty text), then tanh(m Wp + bp), L2-normalised.
+    const int D = c.model_width, O = c.output_width;
+    parallel_for(int64_t(0), n_texts, [&](int64_t s) {
+      float* mean = p.pooled.data() + s * D;
+      std::fill(mean, mean + D, 0.0f);
+      const int64_t begin = p.starts[size_t(s)], len = p.starts[size_t(s + 1)] - begin;
+      for (int64_t t = begin; t < begin + len; ++t)
+        for (int i = 0; i < D; ++i) mean[i] += p.x[size_t(t * D + i)];
+      const float count = float(std::max<int64_t>(len, 1));
+      for (int i = 0; i < D; ++i) mean[i] /= count;
+    });
+    be.matmul(m.pool, p.pooled.data(), n_texts, out);
+    parallel_for(int64_t(0), n_texts, [&](int64_t s) {
+      float* y = out + s * O;
+      float sq = 0;
+      for (int i = 0; i < O; ++i) {
+        y[i] = std::tanh(y[i] + m.pool_b[i]);
+        sq += y[i] * y[i];
+      }
+      const float inv = 1.0f / std::sqrt(std::max(sq, c.l2_eps));
+      for (int i = 0; i < O; ++i) y[i] *= inv;
+    });
+  });
+}
+
+}  // namespace sluice::inference
