@@ -65,6 +65,9 @@ class Node {
   // (graph/document_store.h); null for nodes that read none. Nodes reading the same knowledge
   // base return the same store.
   virtual std::shared_ptr<DocumentStore> document_store() const { return nullptr; }
+  // True for a node that answers RequestInput::Kind::kEmbed requests (the `embeddings` node), so
+  // POST /v1/embeddings is refused up front by pipelines that have none.
+  virtual bool answers_embeddings() const { return false; }
 };
 
 class SyncNode : public Node {

@@ -145,4 +145,10 @@ std::vector<std::shared_ptr<DocumentStore>> Pipeline::document_stores() const {
   return out;
 }
 
+bool Pipeline::answers_embeddings() const {
+  for (const auto& s : state_->stages)
+    if (s->node->answers_embeddings()) return true;
+  return false;
+}
+
 }  // namespace sluice

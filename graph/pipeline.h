@@ -80,6 +80,8 @@ class Pipeline {
   // The distinct knowledge bases the nodes read (Node::document_store), in node order; empty
   // when none. `POST /v1/documents` writes through them.
   std::vector<std::shared_ptr<DocumentStore>> document_stores() const;
+  // Whether any node answers embeddings requests (Node::answers_embeddings).
+  bool answers_embeddings() const;
   std::size_t in_flight() const;
   // Envelopes the intake threads' live lists hold: in flight, or completed and not yet
   // pruned (at most about twice what each thread had in flight). Takes each list's lock.

@@ -58,11 +58,13 @@ struct StructuredOutput {
 
 // What the caller asked for, independent of the connector that received it.
 struct RequestInput {
-  enum class Kind { kChat, kCompletion, kRetrieve };
+  enum class Kind { kChat, kCompletion, kRetrieve, kEmbed };
   Kind kind = Kind::kChat;
   std::string model;
   std::vector<ChatMessage> messages;  // kChat
   std::string prompt;                 // kCompletion, kRetrieve (the query)
+  std::vector<std::string> inputs;    // kEmbed: the texts to embed (POST /v1/embeddings)
+  bool embeddings_base64 = false;     // kEmbed: answer with base64 float32 (encoding_format)
   SamplingParams sampling;
   int max_tokens = -1;                // -1: not given (the generating node's limit applies)
   std::vector<std::string> stop;      // stop strings, excluded from the answer

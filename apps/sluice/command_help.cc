@@ -62,11 +62,15 @@ documents are chunked and embedded, removed ones deleted, unchanged ones kept; t
 swapped atomically when done.
   --source PATH     the documents (required)
 )"},
-      {"eval", R"(usage: sluice eval FILE --dataset DIR [--tune] [--folds N] [--json OUT.json] [--trec-dir DIR]
+      {"eval", R"(usage: sluice eval FILE --dataset DIR [--dense lsa|use-lite|both] [--tune] [--folds N] [--json OUT.json] [--trec-dir DIR]
 
 Retrieval quality of the pipeline's retrieval nodes on a BEIR dataset (corpus.jsonl,
 queries.jsonl, qrels/test.tsv): nDCG@10, R@10, R@100, MRR@10, P@10, MAP.
   --dataset DIR     the BEIR dataset (required)
+  --dense MODEL     the dense path: lsa (fitted on the corpus), use-lite (the pretrained
+                    sentence encoder) or both, which adds every method again with
+                    use-lite (named method:use-lite) and rrf3, BM25 + LSA + USE-lite fused
+                    (default lsa)
   --tune            also search fusion weights by cross-validation and report held-out scores
   --folds N         cross-validation folds for --tune (default 5)
   --json OUT.json   write the results as JSON

@@ -26,7 +26,7 @@ commands:
   ingest FILE --source PATH
                        make the pipeline's knowledge base equal to PATH (file or directory),
                        re-embedding only new or changed documents
-  eval FILE --dataset DIR [--tune] [--json OUT] [--trec-dir DIR]
+  eval FILE --dataset DIR [--dense lsa|use-lite|both] [--tune] [--json OUT] [--trec-dir DIR]
                        retrieval quality on a BEIR dataset (nDCG@10, R@10, R@100, MRR@10, P@10, MAP)
   generate --model M.gguf [--prompt P] [--max-tokens N] [--temperature T] ...
                        generate text from a GGUF Llama model (a quick look)

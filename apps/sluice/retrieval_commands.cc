@@ -11,6 +11,8 @@
 #include "apps/sluice/commands.h"
 #include "apps/sluice/ingest_progress.h"
 #include "apps/sluice/registry.h"
+#include "inference/encoder/encoder_location.h"
+#include "nodes/retrieval/dense/use_lite_embedder.h"
 #include "nodes/retrieval/eval/evaluate.h"
 #include "nodes/retrieval/kb/knowledge_base.h"
 #include "nodes/retrieval/kb/loaders.h"
@@ -94,12 +96,13 @@ int ingest(const Args& args) {
 }
 
 int eval(const Args& args) {
-  const char* usage = "sluice eval FILE --dataset DIR [--tune] [--folds N] [--json OUT.json] [--trec-dir DIR]";
-  std::string file, dataset, json_out, trec_dir, folds = "5";
+  const char* usage =
+      "sluice eval FILE --dataset DIR [--dense lsa|use-lite|both] [--tune] [--folds N] [--json OUT.json] [--trec-dir DIR]";
+  std::string file, dataset, json_out, trec_dir, folds = "5", dense = "lsa";
   bool tune = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (flag(args, i, "--dataset", &dataset) || flag(args, i, "--json", &json_out) || flag(args, i, "--trec-dir", &trec_dir) ||
-        flag(args, i, "--folds", &folds)) {
+        flag(args, i, "--folds", &folds) || flag(args, i, "--dense", &dense)) {
       continue;
     }
     if (args[i] == "--tune") {
@@ -125,13 +128,27 @@ int eval(const Args& args) {
   }
   options.tune = tune;
   options.folds = std::stoul(folds);
-  retrieval::EvalReport report = retrieval::evaluate_dataset_dir(dataset, options);
+  if (dense != "lsa" && dense != "use-lite" && dense != "both") {
+    std::fprintf(stderr, "sluice eval: --dense '%s' is not one of lsa, use-lite, both\n", dense.c_str());
+    return 2;
+  }
+  std::vector<std::shared_ptr<const retrieval::Embedder>> embedders;
+  if (dense != "use-lite") embedders.push_back(nullptr);  // LSA, fitted on the corpus
+  if (dense != "lsa") {
+    try {
+      embedders.push_back(retrieval::UseLiteEmbedder::open(inference::default_encoder_path()));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "sluice eval: the sentence encoder: %s (scripts/setup-encoder writes it)\n", e.what());
+      return 2;
+    }
+  }
+  retrieval::EvalReport report = retrieval::evaluate_embedders(retrieval::load_beir_dataset(dataset), options, embedders, dataset);
   for (const auto& p : report.problems) std::cerr << "skipped: " << p.to_string() << "\n";
-  std::printf("%-16s %8s %8s %8s %8s %8s %8s\n", "method", "nDCG@10", "R@10", "R@100", "MRR@10", "P@10", "MAP@100");
+  std::printf("%-22s %8s %8s %8s %8s %8s %8s\n", "method", "nDCG@10", "R@10", "R@100", "MRR@10", "P@10", "MAP@100");
   nlohmann::json j = report.to_json();
   for (const auto& m : j["methods"]) {
     const auto& s = m["metrics"];
-    std::printf("%-16s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f\n", m["name"].get<std::string>().c_str(), s.value("ndcg@10", 0.0),
+    std::printf("%-22s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f\n", m["name"].get<std::string>().c_str(), s.value("ndcg@10", 0.0),
                 s.value("recall@10", 0.0), s.value("recall@100", 0.0), s.value("mrr@10", 0.0), s.value("p@10", 0.0),
                 s.value("map@100", 0.0));
   }

@@ -13,6 +13,7 @@ namespace {
 kafka::JobEndpoint job_endpoint(Endpoint endpoint) {
   switch (endpoint) {
     case Endpoint::kCompletions: return kafka::JobEndpoint::kCompletions;
+    case Endpoint::kEmbeddings: return kafka::JobEndpoint::kEmbeddings;
     case Endpoint::kRetrieve: return kafka::JobEndpoint::kRetrieve;
     default: return kafka::JobEndpoint::kChatCompletions;
   }

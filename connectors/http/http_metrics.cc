@@ -16,6 +16,7 @@ std::string_view endpoint_label(Endpoint endpoint) {
   switch (endpoint) {
     case Endpoint::kChatCompletions: return "/v1/chat/completions";
     case Endpoint::kCompletions: return "/v1/completions";
+    case Endpoint::kEmbeddings: return "/v1/embeddings";
     case Endpoint::kRetrieve: return "/v1/retrieve";
     case Endpoint::kDocuments: return "/v1/documents";
     case Endpoint::kJobs: return "/v1/jobs";

@@ -215,7 +215,7 @@ void HttpSource::answer_internal_error(const HttpRequest& request, const std::sh
 void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer) {
   Endpoint endpoint = endpoint_for_path(request.path());
   bool post = endpoint == Endpoint::kChatCompletions || endpoint == Endpoint::kCompletions ||
-              endpoint == Endpoint::kRetrieve || endpoint == Endpoint::kDocuments;
+              endpoint == Endpoint::kEmbeddings || endpoint == Endpoint::kRetrieve || endpoint == Endpoint::kDocuments;
   if (endpoint == Endpoint::kOther) {
     ApiError e{404, "no route for " + request.method + " " + std::string(request.path()), "invalid_request_error", "",
                "not_found"};
@@ -240,6 +240,8 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
     case Endpoint::kChatCompletions:
     case Endpoint::kCompletions:
       return handle_completion(endpoint, request, writer, auth);
+    case Endpoint::kEmbeddings:
+      return handle_embeddings(request, writer, auth);
     case Endpoint::kRetrieve:
       return handle_retrieve(request, writer, auth);
     case Endpoint::kDocuments:
@@ -317,11 +319,7 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
   OpenAiRequest parsed;
   if (auto error = parse_openai_request(http.body, kind, &parsed)) return respond_error(endpoint, writer, *error);
   const std::string& model = parsed.input.model;
-  if (std::find(models_.begin(), models_.end(), model) == models_.end()) {
-    ApiError e{404, "the model '" + model + "' does not exist; this server serves: " + join(models_),
-               "invalid_request_error", "model", "model_not_found"};
-    return respond_error(endpoint, writer, e);
-  }
+  if (auto e = unknown_model(model)) return respond_error(endpoint, writer, *e);
   Routing routing;
   if (auto e = read_routing(http, auth, &routing)) return respond_error(endpoint, writer, *e);
   if (answered_async(endpoint, http, routing, parsed.input.stream, writer)) return;
@@ -350,6 +348,12 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
   auto request = std::make_shared<Request>(id, std::move(parsed.input), std::move(sink));
   request->external_id = std::move(external_id);
   submit(routing, http, request, writer);
+}
+
+std::optional<ApiError> HttpSource::unknown_model(const std::string& model) const {
+  if (std::find(models_.begin(), models_.end(), model) != models_.end()) return std::nullopt;
+  return ApiError{404, "the model '" + model + "' does not exist; this server serves: " + join(models_),
+                  "invalid_request_error", "model", "model_not_found"};
 }
 
 std::optional<ApiError> HttpSource::missing_document_store() const {

@@ -3,6 +3,9 @@
 //
 //   POST /v1/chat/completions, POST /v1/completions   -> a sluice::Request submitted at this
 //        source; answered as JSON, or as SSE when "stream": true
+//   POST /v1/embeddings (OpenAI's) -> a Request of kind kEmbed through the same pipeline (admission,
+//        batching), answered by its `embeddings` node (embeddings_api.h for the body); 404 when
+//        the pipeline has none
 //   POST /v1/retrieve   {"query"} -> a Request of kind kRetrieve through the same pipeline; the
 //        answer node's ranked chunks as JSON (retrieval_response_sink.h)
 //   POST /v1/documents  add/replace/delete documents in the knowledge base the pipeline's
@@ -102,6 +105,7 @@ class HttpSource {
   void handle_completion(Endpoint endpoint, HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer,
                          const AuthDecision& auth);
   void handle_retrieve(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer, const AuthDecision& auth);
+  void handle_embeddings(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer, const AuthDecision& auth);  // embeddings_route.cc
   void handle_documents(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
   void handle_job_status(const HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer,
                          const AuthDecision& auth);
@@ -120,6 +124,7 @@ class HttpSource {
   // X-Priority (within the key's ceiling), X-Request-Timeout, X-Sluice-Timings, the tenant.
   std::optional<ApiError> read_routing(const HttpRequest& http, const AuthDecision& auth, Routing* out) const;
   // 404 when the pipeline reads no knowledge base, 409 when it reads several; nullopt for one.
+  std::optional<ApiError> unknown_model(const std::string& model) const;  // 404 model_not_found
   std::optional<ApiError> missing_document_store() const;
   // Stamps routing and arrival, cancels on disconnect, submits to the pipeline.
   void submit(const Routing& routing, const HttpRequest& http, const RequestPtr& request,

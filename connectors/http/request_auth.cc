@@ -15,6 +15,7 @@ std::uint8_t scope_for(Endpoint endpoint, bool metrics_open, bool readyz_open) {
   switch (endpoint) {
     case Endpoint::kChatCompletions:
     case Endpoint::kCompletions:
+    case Endpoint::kEmbeddings:
     case Endpoint::kJobs:  // GET /v1/jobs/{id}: the answers of inference jobs
     case Endpoint::kModels: return kScopeInfer;
     case Endpoint::kRetrieve: return kScopeRetrieve;

@@ -45,6 +45,8 @@ class RequestIntake {
   // The knowledge bases the pipeline's nodes read (Pipeline::document_stores()), which
   // POST /v1/documents writes through; empty when none.
   virtual std::vector<std::shared_ptr<DocumentStore>> document_stores() const { return {}; }
+  // Whether a node of the pipeline answers POST /v1/embeddings (Pipeline::answers_embeddings()).
+  virtual bool answers_embeddings() const { return false; }
 };
 
 // Adapts a pipeline (which must outlive the returned intake).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "connectors/http/embeddings_api.h"
 #include "connectors/http/openai_request.h"
 #include "connectors/http/retrieval_api.h"
 
@@ -40,12 +41,19 @@ std::optional<JobError> job_request_input(const Job& job, const std::vector<std:
       *out = std::move(input);
       return std::nullopt;
     }
-    case JobEndpoint::kEmbeddings:
-      break;
+    case JobEndpoint::kEmbeddings: {
+      http::EmbeddingsRequest parsed;
+      if (auto e = http::parse_embeddings_request(job.body, &parsed)) return refusal(*e);
+      RequestInput input;
+      input.kind = RequestInput::Kind::kEmbed;
+      input.model = std::move(parsed.model);
+      input.inputs = std::move(parsed.inputs);
+      input.embeddings_base64 = parsed.base64;
+      *out = std::move(input);
+      return std::nullopt;
+    }
   }
-  return JobError{"unsupported_endpoint",
-                  "url /v1/embeddings: this worker has no embedding endpoint yet; send chat, completion or retrieve jobs",
-                  404};
+  return JobError{"unsupported_endpoint", "url: not an endpoint this worker serves", 404};
 }
 
 }  // namespace sluice::kafka

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "connectors/http/embeddings_api.h"
 #include "connectors/http/openai_response.h"
 #include "connectors/http/retrieval_response_sink.h"
 
@@ -20,6 +21,8 @@ JobSink::JobSink(KafkaSource::Impl* source, JobTaskPtr task, RequestInput::Kind 
 void JobSink::on_event(std::string_view type, std::string_view json) {
   if (type == "retrieval") {
     retrieval_.assign(json);
+  } else if (type == kEmbeddingEvent) {
+    embeddings_.assign(json);
   } else if (type != "heartbeat") {
     events_.emplace_back(std::string(type), std::string(json));
   }
@@ -30,7 +33,15 @@ void JobSink::on_complete(const Request& request) {
   end_.request_id = request_id_;
   end_.timings_json = http::timings_json(request, stage_names_);
   if (end_.status.ok()) {
-    if (kind_ == RequestInput::Kind::kRetrieve) {
+    if (kind_ == RequestInput::Kind::kEmbed) {
+      if (embeddings_.size() < 2 || embeddings_.front() != '{') {
+        end_.status = Status::Error(StatusCode::kInternal,
+                                    "the pipeline finished the embeddings job without vectors; its path must pass an "
+                                    "`embeddings` node");
+      } else {
+        end_.body = http::embeddings_response_body(embeddings_, model_);
+      }
+    } else if (kind_ == RequestInput::Kind::kRetrieve) {
       if (retrieval_.size() < 2 || retrieval_.front() != '{') {
         end_.status = Status::Error(StatusCode::kInternal,
                                     "the pipeline finished the retrieve job without ranked chunks; its path must end in an "

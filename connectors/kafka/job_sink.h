@@ -40,6 +40,7 @@ class JobSink final : public ResponseSink {
   const std::vector<std::string>& stage_names_;
   std::string text_;
   std::string retrieval_;
+  std::string embeddings_;  // the embeddings node's event (graph/embedding_result.h)
   std::vector<std::pair<std::string, std::string>> events_;
   AttemptEnd end_;
 };

@@ -348,7 +348,11 @@ void KafkaSource::Impl::submit_job(const JobTaskPtr& task) {
   }
   const std::uint64_t id = intake.next_request_id();
   std::string external_id = external_request_id(
-      input.kind == RequestInput::Kind::kRetrieve ? "retr" : input.kind == RequestInput::Kind::kChat ? "chatcmpl" : "cmpl", id);
+      input.kind == RequestInput::Kind::kRetrieve ? "retr"
+      : input.kind == RequestInput::Kind::kEmbed  ? "embd"
+      : input.kind == RequestInput::Kind::kChat   ? "chatcmpl"
+                                                  : "cmpl",
+      id);
   auto sink = std::make_shared<JobSink>(this, task, input.kind, external_id, input.model, intake.stage_names());
   auto request = std::make_shared<Request>(id, std::move(input), sink);
   request->priority = static_cast<std::uint8_t>(priority);

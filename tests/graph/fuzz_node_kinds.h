@@ -23,6 +23,7 @@ inline NodeRegistry builtin_kinds_without_factories() {
            {"service_curve", {"request"}, {"answer"}, true},
            {"passthrough", {"request"}, {}, false},  // nodes/basic
            {"template", {"request"}, {"answer"}, true},
+           {"embeddings", {"request"}, {}, false},  // nodes/embedding
            {"generate", {"request"}, {"answer"}, true},  // nodes/generation
            {"prompt", {"hits"}, {"prompt"}, false},
            {"embed", {"request"}, {"query.vector"}, false},  // nodes/retrieval

@@ -193,3 +193,50 @@ test("LangChain: withStructuredOutput, by JSON schema and by function calling", 
     assert.ok(["sleepy", "playful"].includes(otter.mood), `${method}: ${JSON.stringify(otter)}`);
   }
 });
+
+// POST /v1/embeddings with the pretrained sentence encoder (model "use-lite"). The SDK asks for
+// base64 by default and decodes it; encoding_format "float" gets plain arrays.
+test("embeddings: the SDK's default (base64, decoded) and float agree", async () => {
+  const input = ["How do I enable dark mode?", "How can I turn on dark mode?", "Volcanoes erupt when magma rises."];
+  const b = await client.embeddings.create({ model: "use-lite", input });
+  const f = await client.embeddings.create({ model: "use-lite", input, encoding_format: "float" });
+  assert.equal(b.object, "list");
+  assert.equal(b.model, "use-lite");
+  assert.equal(b.data.length, 3);
+  assert.ok(b.usage.prompt_tokens > 0 && b.usage.total_tokens === b.usage.prompt_tokens, JSON.stringify(b.usage));
+  for (let i = 0; i < 3; i++) {
+    assert.equal(b.data[i].index, i);
+    assert.equal(b.data[i].embedding.length, 512);
+    // float carries each float32 in its shortest decimal form: it reads back to the same float32.
+    assert.deepEqual(Array.from(b.data[i].embedding), f.data[i].embedding.map(Math.fround));
+  }
+  const dot = (x, y) => x.reduce((s, v, k) => s + v * y[k], 0);
+  const [a, p, v] = f.data.map((d) => d.embedding);
+  assert.ok(Math.abs(dot(a, a) - 1) < 1e-5, "unit length");
+  assert.ok(dot(a, p) > dot(a, v), "a paraphrase is nearer than an unrelated sentence");
+});
+
+test("embeddings: refusals are the SDK's error classes with param", async () => {
+  await assert.rejects(client.embeddings.create({ model: "use-lite", input: "x", dimensions: 256 }), (e) => {
+    assert.ok(e instanceof OpenAI.BadRequestError);
+    assert.equal(e.param, "dimensions");
+    return true;
+  });
+  await assert.rejects(client.embeddings.create({ model: "use-lite", input: [[1, 2, 3]] }), (e) => {
+    assert.ok(e instanceof OpenAI.BadRequestError);
+    assert.equal(e.param, "input[0]");
+    return true;
+  });
+  await assert.rejects(client.embeddings.create({ model: "text-embedding-3-small", input: "x" }), OpenAI.NotFoundError);
+});
+
+test("embeddings: LangChain OpenAIEmbeddings", async () => {
+  const { OpenAIEmbeddings } = await import("@langchain/openai");
+  const emb = new OpenAIEmbeddings({ model: "use-lite", apiKey: "unused", configuration: { baseURL }, maxRetries: 0 });
+  const q = await emb.embedQuery("Why do sea otters hold hands?");
+  const docs = await emb.embedDocuments(["Sea otters hold hands while they sleep.", "A volcano erupts."]);
+  assert.equal(q.length, 512);
+  assert.equal(docs.length, 2);
+  const dot = (x, y) => x.reduce((s, v, k) => s + v * y[k], 0);
+  assert.ok(dot(q, docs[0]) > dot(q, docs[1]), "the otter passage is nearer to the otter question");
+});

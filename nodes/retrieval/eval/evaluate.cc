@@ -7,6 +7,7 @@
 #include <map>
 #include <ostream>
 #include <random>
+#include <set>
 #include <unordered_set>
 
 namespace sluice::retrieval {
@@ -182,7 +183,7 @@ EvalReport evaluate_dataset(const BeirDataset& ds, const EvalOptions& options, c
     texts[i] = index_text(chunks[i]);
     doc_of[i] = chunks[i].doc_id;
   }
-  std::shared_ptr<const Embedder> embedder = LsaEmbedder::fit(texts, options.lsa);
+  std::shared_ptr<const Embedder> embedder = options.embedder ? options.embedder : LsaEmbedder::fit(texts, options.lsa);
   const std::vector<float> vectors = embedder->embed(texts);
   const auto gen = KbSnapshot::build(std::move(chunks), vectors, embedder, options.index, 1);
   report.chunks = gen->chunks().size();
@@ -275,6 +276,68 @@ EvalReport evaluate_dataset(const BeirDataset& ds, const EvalOptions& options, c
 
 EvalReport evaluate_dataset_dir(const std::string& dir, const EvalOptions& options) {
   return evaluate_dataset(load_beir_dataset(dir), options, dir);
+}
+
+Run fuse_runs_rrf(const std::vector<const Run*>& runs, double k, std::size_t depth) {
+  Run out;
+  std::set<std::string> queries;
+  for (const Run* r : runs)
+    for (const auto& [qid, docs] : *r) queries.insert(qid);
+  for (const std::string& qid : queries) {
+    std::map<std::string, double> score;
+    for (const Run* r : runs) {
+      auto it = r->find(qid);
+      if (it == r->end()) continue;
+      auto ranked = it->second;
+      sort_trec_order(ranked);
+      for (std::size_t i = 0; i < ranked.size(); ++i) score[ranked[i].doc_id] += 1.0 / (k + double(i + 1));
+    }
+    std::vector<RankedDoc> fused;
+    for (auto& [doc, s] : score) fused.push_back({doc, s});
+    sort_trec_order(fused);
+    if (fused.size() > depth) fused.resize(depth);
+    out[qid] = std::move(fused);
+  }
+  return out;
+}
+
+EvalReport evaluate_embedders(const BeirDataset& ds, const EvalOptions& options,
+                              const std::vector<std::shared_ptr<const Embedder>>& embedders, const std::string& name) {
+  EvalReport report;
+  std::vector<Run> dense_runs;
+  Run bm25;
+  for (std::size_t e = 0; e < embedders.size(); ++e) {
+    EvalOptions o = options;
+    o.embedder = embedders[e];
+    EvalReport r = evaluate_dataset(ds, o, name);
+    std::string model;
+    for (auto& m : r.methods) {
+      if (m.name == "bm25") bm25 = m.run;
+      if (m.name == "dense") {
+        dense_runs.push_back(m.run);
+        model = m.params.value("embedder", std::string());
+      }
+    }
+    if (e == 0) {
+      report = std::move(r);
+      continue;
+    }
+    for (auto& m : r.methods) {
+      if (m.name == "bm25") continue;  // the same in every report
+      m.name += ":" + model;
+      report.methods.push_back(std::move(m));
+    }
+    for (auto& [stage, latency] : r.stages)
+      if (stage == "embed") report.stages.emplace_back("embed:" + model, latency);
+  }
+  if (embedders.size() > 1) {
+    std::vector<const Run*> runs{&bm25};
+    for (const Run& d : dense_runs) runs.push_back(&d);
+    Run fused = fuse_runs_rrf(runs, 60.0, options.depth);
+    MethodResult m{"rrf3", {{"k", 60}, {"paths", runs.size()}}, evaluate_run(ds.qrels, fused).mean, std::move(fused)};
+    report.methods.push_back(std::move(m));
+  }
+  return report;
 }
 
 void write_trec_run(std::ostream& out, const Run& run, const std::string& tag) {

@@ -31,6 +31,8 @@ namespace sluice::retrieval {
 struct EvalOptions {
   IndexOptions index;
   LsaOptions lsa;
+  // The dense path's embedder; null: LSA fitted on the corpus with `lsa`.
+  std::shared_ptr<const Embedder> embedder;
   RetrieveOptions retrieve;      // top_k is raised to `depth` for evaluation
   std::size_t depth = 100;       // documents per query in runs (R@100, MAP@100 need 100)
   bool chunk_documents = false;  // false: one chunk per document (BEIR practice)
@@ -65,6 +67,18 @@ struct EvalReport {
 EvalReport evaluate_dataset(const BeirDataset& dataset, const EvalOptions& options, const std::string& name = "");
 // Loads DIR (corpus.jsonl, queries.jsonl, qrels/test.tsv) then evaluates.
 EvalReport evaluate_dataset_dir(const std::string& dir, const EvalOptions& options);
+
+// Several dense models on one dataset: evaluate_dataset once per embedder (null: LSA), in one
+// report. The first embedder's rows keep their names; every further one's are named
+// "<method>:<embedder name>" (e.g. "hybrid:use-lite"); then "rrf3" fuses BM25 and every
+// embedder's dense run by reciprocal rank (k 60, equal weights, no feedback): the three-path
+// hybrid. Latency stages are the first embedder's, then "embed:<name>" for each further one.
+EvalReport evaluate_embedders(const BeirDataset& dataset, const EvalOptions& options,
+                              const std::vector<std::shared_ptr<const Embedder>>& embedders, const std::string& name = "");
+
+// Reciprocal-rank fusion of whole runs: score(d) = sum over runs of 1 / (k + rank), the top
+// `depth` per query.
+Run fuse_runs_rrf(const std::vector<const Run*>& runs, double k, std::size_t depth);
 
 // TREC run format: "qid Q0 docid rank score tag", queries in id order, ranks from 1.
 void write_trec_run(std::ostream& out, const Run& run, const std::string& tag);

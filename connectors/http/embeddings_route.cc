@@ -1,0 +1,39 @@
+// HttpSource's POST /v1/embeddings (http_source.h): parse, check the model, route, submit.
+#include "connectors/http/embeddings_api.h"
+#include "connectors/http/embeddings_response_sink.h"
+#include "connectors/http/http_source.h"
+#include "graph/external_ids.h"
+
+namespace sluice::http {
+
+void HttpSource::handle_embeddings(HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer,
+                                   const AuthDecision& auth) {
+  constexpr Endpoint endpoint = Endpoint::kEmbeddings;
+  if (auto e = refuse_when_draining()) return respond_error(endpoint, writer, *e);
+  EmbeddingsRequest parsed;
+  if (auto e = parse_embeddings_request(http.body, &parsed)) return respond_error(endpoint, writer, *e);
+  if (auto e = unknown_model(parsed.model)) return respond_error(endpoint, writer, *e);
+  Routing routing;
+  if (auto e = read_routing(http, auth, &routing)) return respond_error(endpoint, writer, *e);
+  // An async job runs on the workers, whose pipeline has the encoder, not necessarily this one.
+  if (answered_async(endpoint, http, routing, false, writer)) return;
+  if (!intake_.answers_embeddings()) {
+    ApiError e{404, "this pipeline serves no embeddings: none of its nodes is an `embeddings` node", "invalid_request_error",
+               "", "no_embeddings_node"};
+    return respond_error(endpoint, writer, e);
+  }
+  RequestInput input;
+  input.kind = RequestInput::Kind::kEmbed;
+  input.model = parsed.model;
+  input.inputs = std::move(parsed.inputs);
+  input.embeddings_base64 = parsed.base64;
+  const std::uint64_t id = intake_.next_request_id();
+  std::string external_id = external_request_id("embd", id);
+  auto sink = deferrable(std::make_shared<EmbeddingsResponseSink>(writer, external_id, parsed.model, metrics_),
+                         endpoint, http, routing, false, writer, external_id);
+  auto request = std::make_shared<Request>(id, std::move(input), std::move(sink));
+  request->external_id = std::move(external_id);
+  submit(routing, http, request, writer);
+}
+
+}  // namespace sluice::http

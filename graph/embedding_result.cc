@@ -1,0 +1,64 @@
+#include "graph/embedding_result.h"
+
+#include <charconv>
+#include <cstdint>
+
+namespace sluice {
+namespace {
+
+void append_base64(std::string& out, const uint8_t* data, size_t n) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    const uint32_t v = (uint32_t(data[i]) << 16) | (uint32_t(data[i + 1]) << 8) | data[i + 2];
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (i < n) {
+    const uint32_t v = (uint32_t(data[i]) << 16) | (i + 1 < n ? uint32_t(data[i + 1]) << 8 : 0);
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+}
+
+}  // namespace
+
+std::string embedding_event_json(const EmbeddingResult& result, bool base64) {
+  const size_t dim = size_t(result.dimension);
+  const size_t n = dim == 0 ? 0 : result.vectors.size() / dim;
+  std::string body;
+  body.reserve(64 + n * (base64 ? dim * 16 / 3 + 64 : dim * 12 + 64));
+  body += "{\"data\":[";
+  char buf[32];
+  for (size_t i = 0; i < n; ++i) {
+    if (i) body += ',';
+    body += "{\"object\":\"embedding\",\"index\":";
+    body += std::to_string(i);
+    body += ",\"embedding\":";
+    const float* row = result.vectors.data() + i * dim;
+    if (base64) {
+      body += '"';
+      static_assert(sizeof(float) == 4);
+      append_base64(body, reinterpret_cast<const uint8_t*>(row), dim * 4);  // x86-64: little-endian
+      body += '"';
+    } else {
+      body += '[';
+      for (size_t k = 0; k < dim; ++k) {
+        if (k) body += ',';
+        const auto r = std::to_chars(buf, buf + sizeof buf, row[k]);  // shortest text that reads back exactly
+        body.append(buf, r.ptr);
+      }
+      body += ']';
+    }
+    body += '}';
+  }
+  body += "],\"usage\":{\"prompt_tokens\":" + std::to_string(result.prompt_tokens) +
+          ",\"total_tokens\":" + std::to_string(result.prompt_tokens) + "}}";
+  return body;
+}
+
+}  // namespace sluice
