@@ -78,8 +78,17 @@ int ingest(const Args& args) {
   for (const auto& p : loaded.problems) std::cerr << "skipped: " << p.to_string() << "\n";
   retrieval::KnowledgeBaseOptions options;
   options.directory = dir;
+  for (const auto& n : spec.pipeline.nodes())  // the embed node's dense model, if it names one
+    if (n.has_embed() && !n.embed().model().empty()) options.dense_model = n.embed().model();
   std::filesystem::create_directories(dir);
-  retrieval::KnowledgeBase kb(options);
+  std::unique_ptr<retrieval::KnowledgeBase> opened;
+  try {
+    opened = std::make_unique<retrieval::KnowledgeBase>(options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluice ingest: knowledge base %s: %s\n", dir.c_str(), e.what());
+    return 2;
+  }
+  retrieval::KnowledgeBase& kb = *opened;
   retrieval::IngestProgressFn on_progress;
   if (progress.enabled()) on_progress = [&](const retrieval::IngestProgress& p) { progress.ingest(p); };
   retrieval::IngestStats stats = kb.sync(std::move(loaded.documents), on_progress);
@@ -88,7 +97,7 @@ int ingest(const Args& args) {
   std::cout << "knowledge base " << dir << " version " << stats.version << ": " << stats.added << " added, "
             << stats.updated << " updated, " << stats.unchanged << " unchanged, " << stats.deleted << " deleted; "
             << stats.chunks_total << " chunks (" << stats.chunks_embedded << " embedded"
-            << (stats.refitted ? ", embedder refitted" : "") << ") in " << stats.seconds << " s";
+            << (stats.refitted ? ", embedder refitted" : "") << ", " << kb.dense_model() << ") in " << stats.seconds << " s";
   std::size_t problems = loaded.problems.size() + stats.problems.size();
   if (problems) std::cout << "; " << problems << " input problems";
   std::cout << "\n";

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   const auto texts = nlohmann::json::parse(s.str()).get<std::vector<std::string>>();
   if (texts.empty() || batch < 1) return 2;
   auto model = std::shared_ptr<const UseLiteModel>(UseLiteModel::load(model_path));
-  SentenceEncoder encoder(model, {threads, 8192});
+  SentenceEncoder encoder(model, {threads});
   size_t tokens = 0;
   for (const auto& t : texts) tokens += encoder.tokenize(t).size();
   std::vector<float> out(size_t(batch) * size_t(encoder.dimension()));

@@ -34,7 +34,10 @@ namespace sluice::inference {
 
 struct SentenceEncoderOptions {
   int threads = 1;               // kernel and attention threads of one pass
-  int max_pass_tokens = 8192;    // rows of one forward pass (activations ~ 20 MiB at 8192)
+  // Rows of one forward pass: activations take 20 KiB per row (x, norm, scratch and attention
+  // at 512 wide, q/k/v and the feed-forward at 1,536), 40 MiB at 2,048 rows, and a pass of a
+  // few hundred rows already keeps the matmul kernels busy.
+  int max_pass_tokens = 2048;
 };
 
 class SentenceEncoder {

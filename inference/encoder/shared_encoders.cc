@@ -19,7 +19,7 @@ std::shared_ptr<SentenceEncoder> shared_sentence_encoder(const std::string& path
   auto& slot = open[{key, threads}];
   if (auto live = slot.lock()) return live;
   std::shared_ptr<const UseLiteModel> model = UseLiteModel::load(path);
-  auto encoder = std::make_shared<SentenceEncoder>(std::move(model), SentenceEncoderOptions{threads, 8192});
+  auto encoder = std::make_shared<SentenceEncoder>(std::move(model), SentenceEncoderOptions{threads});
   slot = encoder;
   return encoder;
 }

@@ -1,5 +1,6 @@
 #include "nodes/embedding/embeddings_node.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
@@ -91,6 +92,14 @@ void EmbeddingsNode::process(Batch& batch) {
   }
   size_t row = 0;
   const Nanos done = clock_ ? clock_->now() : 0;
+  // JSON has no NaN or infinity; only a damaged model file gives one, and it must not pass as a vector.
+  for (float v : vectors) {
+    if (std::isfinite(v)) continue;
+    for (const RequestPtr& r : requests)
+      r->complete(Status::Error(StatusCode::kInternal, "the sentence encoder produced a non-finite value (is the model file damaged?)"),
+                  done);
+    return;
+  }
   for (size_t i = 0; i < requests.size(); ++i) {
     const size_t n = requests[i]->input().inputs.size();
     auto result = std::make_unique<EmbeddingResult>();

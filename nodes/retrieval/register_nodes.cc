@@ -32,7 +32,15 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .adds = {"query.vector"},
       .async = false,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
-        return std::make_unique<retrieval::EmbedNode>(open_kb(spec.embed().knowledge_base(), ctx));
+        auto kb = open_kb(spec.embed().knowledge_base(), ctx);
+        if (!spec.embed().model().empty()) {
+          try {
+            kb->set_dense_model(spec.embed().model());
+          } catch (const std::exception& e) {
+            throw std::invalid_argument(std::string("model: ") + e.what());
+          }
+        }
+        return std::make_unique<retrieval::EmbedNode>(std::move(kb));
       },
   });
   registry.add(NodeKind{

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "inference/encoder/encoder_location.h"
+#include "nodes/retrieval/dense/use_lite_embedder.h"
 #include "nodes/retrieval/serial.h"
 
 namespace sluice::retrieval {
@@ -18,7 +20,18 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::uint32_t kMagic = 0x42'4B'4C'53;  // "SLKB"
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2;        // 2: the dense model's kind first; 1: LSA only
+constexpr std::uint32_t kFormatLsaOnly = 1;
+constexpr std::size_t kUseLiteChunkTokens = 128;  // USE-lite reads 128 tokens of a text
+
+// A kb.bin that names an encoder which does not load: an error to report, not a damaged file
+// to fall back from.
+struct EncoderUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+bool is_lsa(const Embedder& e) { return dynamic_cast<const LsaEmbedder*>(&e) != nullptr; }
+const char* kind_of(const Embedder& e) { return is_lsa(e) ? "lsa" : "use-lite"; }
 
 std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = 1469598103934665603ull) {
   const auto* p = static_cast<const unsigned char*>(data);
@@ -55,6 +68,9 @@ std::uint64_t content_fingerprint(const SourceDocument& doc) {
 
 KnowledgeBase::KnowledgeBase(KnowledgeBaseOptions options) : options_(std::move(options)) {
   if (options_.embed_batch == 0) throw std::invalid_argument("kb.embed_batch must be > 0");
+  if (!options_.dense_model.empty() && options_.dense_model != "lsa" && options_.dense_model != "use-lite")
+    throw std::invalid_argument("dense model '" + options_.dense_model + "' is not one of lsa, use-lite");
+  dense_model_ = options_.dense_model;
   if (!options_.directory.empty()) {
     fs::create_directories(options_.directory);
     const std::string bin = options_.directory + "/kb.bin", prev = options_.directory + "/kb.prev";
@@ -68,9 +84,11 @@ KnowledgeBase::KnowledgeBase(KnowledgeBaseOptions options) : options_(std::move(
     }
   }
   if (embedder_ == nullptr) {
-    // An empty snapshot needs some embedder to answer (with nothing) before the first ingest.
-    embedder_ = LsaEmbedder::fit({}, options_.lsa);
+    // An empty snapshot needs an embedder to answer (with nothing) before the first ingest: the
+    // configured model, so queries embed as the first ingest will.
+    embedder_ = dense_model_ == "use-lite" ? open_use_lite() : LsaEmbedder::fit({}, options_.lsa);
   }
+  if (dense_model_.empty()) dense_model_ = kind_of(*embedder_);  // as stored
   IngestStats ignored;
   ignored.version = version();
   std::vector<Chunk> chunks;
@@ -80,6 +98,33 @@ KnowledgeBase::KnowledgeBase(KnowledgeBaseOptions options) : options_(std::move(
     vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
   }
   live_ = KbSnapshot::build(std::move(chunks), vectors, embedder_, options_.index, version());
+}
+
+std::shared_ptr<const Embedder> KnowledgeBase::open_use_lite() const {
+  const std::string path = options_.encoder_path.empty() ? inference::default_encoder_path() : options_.encoder_path;
+  try {
+    return UseLiteEmbedder::open(path);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("dense model use-lite: " + std::string(e.what()) + " (scripts/setup-encoder writes " + path + ")");
+  }
+}
+
+std::shared_ptr<const Embedder> KnowledgeBase::target_embedder() const {
+  if (kind_of(*embedder_) == dense_model_) return embedder_;
+  // A counter for chunking until the fit below; LSA's token count needs no fitted vocabulary.
+  return dense_model_ == "use-lite" ? open_use_lite() : LsaEmbedder::fit({}, options_.lsa);
+}
+
+void KnowledgeBase::set_dense_model(const std::string& model) {
+  if (model != "lsa" && model != "use-lite") throw std::invalid_argument("dense model '" + model + "' is not one of lsa, use-lite");
+  if (model == "use-lite") open_use_lite();  // refuse now, naming the file, not at the next ingest
+  MutexLock lock(write_mu_);
+  dense_model_ = model;
+}
+
+std::string KnowledgeBase::dense_model() const {
+  MutexLock lock(write_mu_);
+  return dense_model_;
 }
 
 std::shared_ptr<const KbSnapshot> KnowledgeBase::current() const {
@@ -113,9 +158,13 @@ IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std:
   std::map<std::string, DocState> next = docs_;  // copy: a failed ingest leaves the KB untouched
   std::set<std::string> seen;
   std::vector<std::string> changed;
-  // The embedder as of now (the loop below does not refit); a lambda is analysed without the lock.
-  const LsaEmbedder* embedder = embedder_.get();
+  // The model this ingest embeds with; a change of model re-chunks and re-embeds everything.
+  const std::shared_ptr<const Embedder> target = target_embedder();
+  const bool switching = target != embedder_;
+  const Embedder* embedder = target.get();  // a lambda is analysed without the lock
   const auto counter = [embedder](std::string_view t) { return embedder->count_tokens(t); };
+  ChunkingOptions chunking = options_.chunking;
+  if (!is_lsa(*target)) chunking.max_tokens = std::min(chunking.max_tokens, kUseLiteChunkTokens);
   IngestProgress at;
   at.documents_total = upserts.size();
   for (auto& d : upserts) {
@@ -133,13 +182,13 @@ IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std:
     }
     const std::uint64_t fp = content_fingerprint(d);
     auto it = next.find(d.id);
-    if (it != next.end() && it->second.fingerprint == fp) {
+    if (!switching && it != next.end() && it->second.fingerprint == fp) {
       ++stats.unchanged;
       continue;
     }
     DocState s;
     s.fingerprint = fp;
-    s.chunks = chunk_document(d, options_.chunking, counter);
+    s.chunks = chunk_document(d, chunking, counter);
     if (s.chunks.empty()) {
       stats.problems.push_back({d.id, 0, "empty document"});
       continue;
@@ -169,8 +218,19 @@ IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std:
   for (const auto& id : changed) changed_chunks += next[id].chunks.size();
   changed_since_fit_ += changed_chunks + stats.deleted;
   std::vector<DocState*> to_embed;
-  const bool never_fitted = docs_.empty() && embedder_->vocabulary_size() == 0;
-  if (never_fitted || static_cast<double>(changed_since_fit_) > options_.refit_fraction * static_cast<double>(total)) {
+  const auto* lsa = dynamic_cast<const LsaEmbedder*>(target.get());
+  const bool never_fitted = lsa && docs_.empty() && lsa->vocabulary_size() == 0;
+  if (!lsa) {  // a pretrained model: nothing to fit; a switch to it re-embeds everything
+    embedder_ = target;
+    if (switching) {
+      changed_since_fit_ = 0;
+      stats.refitted = true;
+      for (auto& [id, s] : next) to_embed.push_back(&s);
+    } else {
+      for (const auto& id : changed) to_embed.push_back(&next[id]);
+    }
+  } else if (switching || never_fitted ||
+             static_cast<double>(changed_since_fit_) > options_.refit_fraction * static_cast<double>(total)) {
     std::vector<std::string> texts;
     for (const auto& [id, s] : next)
       for (const auto& c : s.chunks) texts.push_back(index_text(c));
@@ -250,7 +310,12 @@ void KnowledgeBase::persist() const {
   std::ostringstream payload;
   BinaryWriter w(payload);
   w.u64(changed_since_fit_);
-  embedder_->save(payload);
+  w.str(kind_of(*embedder_));
+  if (const auto* lsa = dynamic_cast<const LsaEmbedder*>(embedder_.get())) {
+    lsa->save(payload);
+  } else {
+    w.u64(embedder_->dimension());  // checked against the encoder the file is opened with
+  }
   w.u64(docs_.size());
   for (const auto& [id, s] : docs_) {
     w.str(id);
@@ -298,7 +363,9 @@ bool KnowledgeBase::load_file(const std::string& path) {
   try {
     std::ifstream in(path, std::ios::binary);
     BinaryReader h(in, path);
-    if (h.u32() != kMagic || h.u32() != kFormat) return false;
+    if (h.u32() != kMagic) return false;
+    const std::uint32_t format = h.u32();
+    if (format != kFormat && format != kFormatLsaOnly) return false;
     const std::uint64_t version = h.u64();
     const std::uint64_t size = h.u64();
     const std::uint64_t sum = h.u64();
@@ -309,7 +376,23 @@ bool KnowledgeBase::load_file(const std::string& path) {
     BinaryReader r(payload, path);
     std::map<std::string, DocState> docs;
     const std::uint64_t changed = r.u64();
-    std::shared_ptr<const LsaEmbedder> embedder = LsaEmbedder::load(payload);
+    const std::string kind = format == kFormatLsaOnly ? "lsa" : r.str();
+    std::shared_ptr<const Embedder> embedder;
+    if (kind == "lsa") {
+      embedder = LsaEmbedder::load(payload);
+    } else if (kind == "use-lite") {
+      const std::uint64_t dim = r.u64();
+      try {
+        embedder = open_use_lite();
+      } catch (const std::exception& e) {
+        throw EncoderUnavailable(path + ": embedded with use-lite: " + e.what());
+      }
+      if (embedder->dimension() != dim)
+        throw EncoderUnavailable(path + ": embedded with a " + std::to_string(dim) + "-wide use-lite, the encoder gives " +
+                                 std::to_string(embedder->dimension()));
+    } else {
+      return false;
+    }
     const std::uint64_t n = r.u64();
     for (std::uint64_t i = 0; i < n; ++i) {
       std::string id = r.str();
@@ -333,6 +416,8 @@ bool KnowledgeBase::load_file(const std::string& path) {
     changed_since_fit_ = changed;
     version_.store(version, std::memory_order_release);
     return true;
+  } catch (const EncoderUnavailable&) {
+    throw;
   } catch (const std::exception&) {
     return false;
   }

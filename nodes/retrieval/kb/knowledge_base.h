@@ -8,6 +8,11 @@
 //    (deleting what is absent). An optional IngestProgressFn reports chunking and embedding
 //    progress (the `sluice ingest` progress bar).
 //  - Embedding in batches of `embed_batch` (default 256, issue range 100-500).
+//  - The dense model (`dense_model`): "lsa" (default) or "use-lite", the pretrained sentence
+//    encoder (dense/use_lite_embedder.h), which needs no fit and reads 128 tokens of a chunk, so
+//    chunks are cut to at most 128 of its tokens. Changing the model re-chunks every document an
+//    ingest brings and re-embeds every chunk (counted as a refit); until then the stored model
+//    keeps answering, so a snapshot never mixes two models' vectors.
 //  - LSA refit. The embedder is fitted on the first ingest and then kept, so unchanged chunks
 //    keep their vectors; it is refitted (and every chunk re-embedded) when the chunks changed
 //    since the last fit exceed `refit_fraction` of the total, so the latent space follows the
@@ -15,7 +20,8 @@
 //  - Double buffer. Every change builds the next snapshot off to the side, then swaps a
 //    shared_ptr under a short lock: queries (current()) never see a half-built index and never
 //    wait for a build; a reader keeps its snapshot alive for as long as it holds it.
-//  - Persistence (when `directory` is set): kb.bin = magic "SLKB", format version, snapshot
+//  - Persistence (when `directory` is set): kb.bin = magic "SLKB", format version (2: the dense
+//    model's kind, then LSA's state or USE-lite's source and width; 1, LSA only, still loads), snapshot
 //    version, payload size, FNV-1a 64 checksum of the payload, payload. Written to a temporary
 //    file, fsync'ed, then renamed over kb.bin after the old one is kept as kb.prev; a crash
 //    mid-write leaves kb.bin (or kb.prev) intact, and open() falls back to kb.prev when kb.bin
@@ -47,6 +53,8 @@ struct KnowledgeBaseOptions {
   ChunkingOptions chunking;
   IndexOptions index;
   LsaOptions lsa;
+  std::string dense_model;          // "lsa", "use-lite", or "" (as kb.bin has it; lsa when new)
+  std::string encoder_path;         // use-lite: the GGUF file; empty: inference::default_encoder_path()
   std::size_t embed_batch = 256;
   double refit_fraction = 0.2;  // refit LSA when more than this share of chunks changed since the last fit
   std::string directory;        // persistence; empty = in memory only
@@ -96,6 +104,11 @@ class KnowledgeBase {
   const std::string& directory() const { return options_.directory; }
   // Which file open() loaded: "kb.bin", "kb.prev", or "" (fresh).
   const std::string& loaded_from() const { return loaded_from_; }
+  // The dense model the next ingest embeds with; a different one than the stored model makes
+  // that ingest re-chunk and re-embed (the `embed` node's `model`). Throws std::invalid_argument
+  // for an unknown name.
+  void set_dense_model(const std::string& model) EXCLUDES(write_mu_);
+  std::string dense_model() const EXCLUDES(write_mu_);
   // Test hook: called after the new snapshot is built and before it is swapped in.
   void set_before_swap_hook(std::function<void()> hook) { before_swap_ = std::move(hook); }
 
@@ -120,7 +133,13 @@ class KnowledgeBase {
   std::shared_ptr<const KbSnapshot> live_ GUARDED_BY(swap_mu_);
   std::atomic<std::uint64_t> version_{0};  // atomic: read by version() without a lock
   std::map<std::string, DocState> docs_ GUARDED_BY(write_mu_);  // ordered: snapshots list chunks in doc-id order
-  std::shared_ptr<const LsaEmbedder> embedder_ GUARDED_BY(write_mu_);
+  // The model the next ingest embeds with (dense_model): the live one, or a fresh one when the
+  // configured model differs from the stored one.
+  std::shared_ptr<const Embedder> target_embedder() const REQUIRES(write_mu_);
+  std::shared_ptr<const Embedder> open_use_lite() const;
+
+  std::shared_ptr<const Embedder> embedder_ GUARDED_BY(write_mu_);  // LsaEmbedder or UseLiteEmbedder
+  std::string dense_model_ GUARDED_BY(write_mu_);                    // what target_embedder() gives
   std::size_t changed_since_fit_ GUARDED_BY(write_mu_) = 0;
   std::string loaded_from_;                // set at construction, read-only after
   std::function<void()> before_swap_;      // test hook, not under a lock: set while no mutation runs

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "connectors/http/embeddings_api.h"
 #include "connectors/http/openai_request.h"
 #include "connectors/http/openai_response.h"
 #include "connectors/http/retrieval_api.h"
@@ -173,6 +174,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_error(*e);
   } else {
     FUZZ_CHECK(query.find_first_not_of(" \t\r\n") != std::string::npos);
+  }
+
+  // Embeddings: a parsed request has texts and a model; the response body built around its
+  // vectors must be valid JSON with every input's row, in both encodings.
+  EmbeddingsRequest er;
+  if (auto e = parse_embeddings_request(body, &er)) {
+    check_error(*e);
+  } else {
+    FUZZ_CHECK(!er.inputs.empty());
+    EmbeddingResult result;
+    result.dimension = 3;
+    for (size_t i = 0; i < std::min<size_t>(er.inputs.size(), 8); ++i)
+      for (int k = 0; k < 3; ++k) result.vectors.push_back(float(er.inputs[i].size()) * (k - 1) / 7.0f);
+    result.prompt_tokens = int(er.inputs.size());
+    for (bool base64 : {false, true}) {
+      json j = must_parse(embeddings_response_body(embedding_event_json(result, base64), er.model), "embeddings body");
+      FUZZ_CHECK(j["data"].size() == result.vectors.size() / 3 && j["model"] == er.model);
+    }
   }
 
   if (auto t = parse_timeout_header(body)) FUZZ_CHECK(*t > 0 && *t <= 86400LL * 1'000'000'000);

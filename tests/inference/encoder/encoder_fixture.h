@@ -25,10 +25,10 @@ namespace sluice::inference::testing {
 
 #define SLUICE_REQUIRE_ENCODER()                                                                        \
   do {                                                                                                  \
-    if (!std::filesystem::exists(default_encoder_path())) {                                             \
-      if (std::getenv("CI")) FAIL() << "CI: the encoder model is missing at " << default_encoder_path() \
+    if (!std::filesystem::exists(::sluice::inference::default_encoder_path())) {                                           \
+      if (std::getenv("CI")) FAIL() << "CI: the encoder model is missing at " << ::sluice::inference::default_encoder_path() \
                                     << " (scripts/setup-encoder BUILD/apps/sluice writes it)";          \
-      GTEST_SKIP() << "needs " << default_encoder_path() << " (run scripts/setup-encoder build/apps/sluice)"; \
+      GTEST_SKIP() << "needs " << ::sluice::inference::default_encoder_path() << " (run scripts/setup-encoder build/apps/sluice)"; \
     }                                                                                                   \
   } while (0)
 
