@@ -8,18 +8,10 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "inference/encoder/text_attention.h"
+
 namespace sluice::inference {
 namespace {
-
-float dot(const float* a, const float* b, int n) {
-  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
-  float total = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-  for (; i < n; ++i) total += a[i] * b[i];
-  return total;
-}
 
 // out = LayerNorm(x) as the graph computes it: (scale * rsqrt(var + eps)) * (x - mean) + bias.
 void layer_norm(const float* x, const float* scale, const float* bias, int width, float eps, float* out) {
@@ -163,26 +155,9 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
         const int head = int(job % L.heads);
         const int64_t begin = p.starts[size_t(s)], len = p.starts[size_t(s + 1)] - begin;
         if (len == 0) return;
-        std::vector<float> w(static_cast<size_t>(len));
-        const int64_t stride = 3 * A;
-        for (int64_t i = 0; i < len; ++i) {
-          const float* q = p.qkv.data() + (begin + i) * stride + head * L.head_dim;
-          float top = -INFINITY;
-          for (int64_t j = 0; j < len; ++j) {
-            w[size_t(j)] = dot(q, p.qkv.data() + (begin + j) * stride + A + head * L.head_dim, L.head_dim);
-            top = std::max(top, w[size_t(j)]);
-          }
-          float sum = 0;
-          for (int64_t j = 0; j < len; ++j) sum += (w[size_t(j)] = std::exp(w[size_t(j)] - top));
-          const float inv = 1.0f / sum;
-          float* o = p.att.data() + (begin + i) * A + head * L.head_dim;
-          std::fill(o, o + L.head_dim, 0.0f);
-          for (int64_t j = 0; j < len; ++j) {
-            const float wj = w[size_t(j)] * inv;
-            const float* v = p.qkv.data() + (begin + j) * stride + 2 * A + head * L.head_dim;
-            for (int d = 0; d < L.head_dim; ++d) o[d] += wj * v[d];
-          }
-        }
+        thread_local std::vector<float> scratch;
+        if (scratch.size() < size_t((L.head_dim + 1) * len)) scratch.resize(size_t((L.head_dim + 1) * len));
+        text_attention(p.qkv.data() + begin * 3 * A, len, 3 * A, A, head, L.head_dim, p.att.data() + begin * A, scratch.data());
       });
       be.matmul(L.output, p.att.data(), n, p.tmp.data());
       if (L.residual.data) {  // x = (att Wo + bo) + (x Wr + br), the width changing here
