@@ -28,7 +28,9 @@ void layer_norm(const float* x, const float* scale, const float* bias, int width
 
 // Activation buffers of one pass, grown to the largest pass seen (bounded by max_pass_tokens).
 struct SentenceEncoder::Pass {
-  std::vector<float> x, h, qkv, att, wide, tmp, pooled;
+  // x: the residual stream; h: norms, then attention outputs, then the residual projection;
+  // tmp: matmul outputs; wide: q|k|v, then the feed-forward's hidden layer (never live together).
+  std::vector<float> x, h, tmp, wide, pooled;
   std::vector<int64_t> starts;  // token offset of each text, texts + 1 entries
   oneapi::tbb::task_arena arena;
   explicit Pass(int threads) : arena(std::max(1, threads)) {}
@@ -107,9 +109,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
   Pass::fit(p.x, n * wide);
   Pass::fit(p.h, n * wide);
   Pass::fit(p.tmp, n * wide);
-  Pass::fit(p.qkv, n * 3 * max_attn);
-  Pass::fit(p.att, n * max_attn);
-  Pass::fit(p.wide, n * max_ffn);
+  Pass::fit(p.wide, n * std::max(3 * max_attn, max_ffn));
   Pass::fit(p.pooled, n_texts * std::max(c.model_width, c.output_width));
 
   p.arena.execute([&] {
@@ -143,9 +143,9 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
     for (const UseLiteLayer& L : m.layers()) {
       const int A = L.attention_width, D = c.model_width;
       rows([&](int64_t t) { layer_norm(p.x.data() + t * width, L.attn_norm_w, L.attn_norm_b, width, c.layer_norm_eps, p.h.data() + t * width); });
-      be.matmul(L.qkv, p.h.data(), n, p.qkv.data());
+      be.matmul(L.qkv, p.h.data(), n, p.wide.data());
       rows([&](int64_t t) {
-        float* r = p.qkv.data() + t * 3 * A;
+        float* r = p.wide.data() + t * 3 * A;
         for (int i = 0; i < 3 * A; ++i) r[i] += L.qkv_b[i];
         for (int i = 0; i < A; ++i) r[i] *= L.query_scale;
       });
@@ -157,9 +157,9 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
         if (len == 0) return;
         thread_local std::vector<float> scratch;
         if (scratch.size() < size_t((L.head_dim + 1) * len)) scratch.resize(size_t((L.head_dim + 1) * len));
-        text_attention(p.qkv.data() + begin * 3 * A, len, 3 * A, A, head, L.head_dim, p.att.data() + begin * A, scratch.data());
+        text_attention(p.wide.data() + begin * 3 * A, len, 3 * A, A, head, L.head_dim, p.h.data() + begin * A, scratch.data());
       });
-      be.matmul(L.output, p.att.data(), n, p.tmp.data());
+      be.matmul(L.output, p.h.data(), n, p.tmp.data());  // h holds the attention outputs, A wide
       if (L.residual.data) {  // x = (att Wo + bo) + (x Wr + br), the width changing here
         be.matmul(L.residual, p.x.data(), n, p.h.data());
         rows([&](int64_t t) {

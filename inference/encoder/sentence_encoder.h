@@ -13,8 +13,8 @@
 //
 // Batching: every token of every text of a call is one row of the same matmuls (no padding);
 // only attention and pooling look at text boundaries. Calls are split into passes of at most
-// max_pass_tokens tokens, which bounds the activation memory
-// (about max_pass_tokens * (3 * attention + ffn + 4 * model width) floats).
+// max_pass_tokens tokens, which bounds the activation memory to max_pass_tokens *
+// (3 * model width + max(3 * attention width, ffn width)) floats.
 //
 // Thread-safety: embed() may be called from many threads; passes run one at a time on the
 // encoder's one backend (which parallelises each pass over `threads`).
@@ -34,9 +34,9 @@ namespace sluice::inference {
 
 struct SentenceEncoderOptions {
   int threads = 1;               // kernel and attention threads of one pass
-  // Rows of one forward pass: activations take 20 KiB per row (x, norm, scratch and attention
-  // at 512 wide, q/k/v and the feed-forward at 1,536), 40 MiB at 2,048 rows, and a pass of a
-  // few hundred rows already keeps the matmul kernels busy.
+  // Rows of one forward pass: activations take 12 KiB per row (three 512-wide buffers and one
+  // 1,536-wide buffer that q|k|v and the feed-forward share), 24 MiB at 2,048 rows, and a pass
+  // of a few hundred rows already keeps the matmul kernels busy.
   int max_pass_tokens = 2048;
 };
 
