@@ -1,10 +1,23 @@
 // HttpSource's POST /v1/embeddings (http_source.h): parse, check the model, route, submit.
 #include "connectors/http/embeddings_api.h"
-#include "connectors/http/embeddings_response_sink.h"
+#include "connectors/http/event_response_sink.h"
 #include "connectors/http/http_source.h"
 #include "graph/external_ids.h"
 
 namespace sluice::http {
+namespace {
+
+// 200 with OpenAI's body around the embeddings node's event, the request's error response, or
+// a 500 when the pipeline's path has no `embeddings` node (event_response_sink.h).
+std::shared_ptr<ResponseSink> make_embeddings_response_sink(std::shared_ptr<ResponseWriter> writer, std::string request_id,
+                                                            std::string model, std::shared_ptr<HttpMetrics> metrics) {
+  return std::make_shared<EventResponseSink>(
+      std::move(writer), std::move(request_id), std::move(metrics), Endpoint::kEmbeddings, kEmbeddingEvent,
+      "the pipeline finished the embeddings request without vectors; its path must pass an `embeddings` node",
+      [model = std::move(model)](std::string_view event) { return embeddings_response_body(event, model); });
+}
+
+}  // namespace
 
 void HttpSource::handle_embeddings(HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer,
                                    const AuthDecision& auth) {
@@ -29,7 +42,7 @@ void HttpSource::handle_embeddings(HttpRequest& http, const std::shared_ptr<Resp
   input.embeddings_base64 = parsed.base64;
   const std::uint64_t id = intake_.next_request_id();
   std::string external_id = external_request_id("embd", id);
-  auto sink = deferrable(std::make_shared<EmbeddingsResponseSink>(writer, external_id, parsed.model, metrics_),
+  auto sink = deferrable(make_embeddings_response_sink(writer, external_id, parsed.model, metrics_),
                          endpoint, http, routing, false, writer, external_id);
   auto request = std::make_shared<Request>(id, std::move(input), std::move(sink));
   request->external_id = std::move(external_id);

@@ -108,10 +108,11 @@ void EmbeddingsNode::process(Batch& batch) {
     result->prompt_tokens = tokens[i];
     row += n;
     requests[i]->usage.prompt_tokens = tokens[i];
-    requests[i]->emit_event(kEmbeddingEvent, embedding_event_json(*result, requests[i]->input().embeddings_base64));
-    requests[i]->complete(Status::Ok(), done);
+    // Counted before completing, so a client that reads /metrics after its answer sees its texts.
     if (texts_) texts_->inc(double(n));
     if (tokens_) tokens_->inc(double(tokens[i]));
+    requests[i]->emit_event(kEmbeddingEvent, embedding_event_json(*result, requests[i]->input().embeddings_base64));
+    requests[i]->complete(Status::Ok(), done);
   }
 }
 

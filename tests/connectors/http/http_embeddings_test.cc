@@ -1,5 +1,5 @@
 // POST /v1/embeddings over loopback on the shipped default pipeline: OpenAI's shape (float and
-// base64), vectors equal to the encoder's own, usage, batching across concurrent requests,
+// base64), vectors equal to the encoder's own, usage, concurrent requests all answered and counted,
 // and every refusal naming its field (token ids, dimensions, limits, unknown model).
 #include <gtest/gtest.h>
 
@@ -79,7 +79,7 @@ TEST(Embeddings, Base64IsTheLittleEndianFloatsOfTheSameVector) {
   for (size_t k = 0; k < 512; ++k) EXPECT_EQ(decoded[k], f.body["data"][0]["embedding"][k].get<float>());
 }
 
-TEST(Embeddings, ConcurrentRequestsShareEncoderCalls) {
+TEST(Embeddings, ConcurrentRequestsAreAllAnsweredAndCounted) {
   SLUICE_REQUIRE_ENCODER();
   DefaultPipeline p("");
   constexpr int kRequests = 16;
@@ -93,7 +93,7 @@ TEST(Embeddings, ConcurrentRequestsShareEncoderCalls) {
   for (int s : statuses) EXPECT_EQ(s, 200);
   const std::string m = p.metrics();
   EXPECT_NE(m.find("sluice_embeddings_texts_total{pipeline=\"default\",node=\"embeddings\"} 32"), std::string::npos) << m;
-  EXPECT_NE(m.find("sluice_embeddings_batch_texts_count"), std::string::npos);
+  EXPECT_NE(m.find("sluice_embeddings_batch_texts_sum{pipeline=\"default\",node=\"embeddings\"} 32"), std::string::npos);
 }
 
 TEST(Embeddings, RefusalsNameTheFieldAndTheLimit) {

@@ -1,0 +1,45 @@
+// EventResponseSink: answers one request whose answer is a single JSON event a node emits
+// (not streamed tokens): POST /v1/retrieve (the answer node's "retrieval" event) and
+// POST /v1/embeddings (the embeddings node's "embeddings" event). On completion: 200 with
+// make_body(event) and X-Request-Id; the request's error response when it failed (429 with
+// Retry-After when shed, 504 past its deadline, 400 naming the field, ...); a 500 carrying
+// `missing` when it completed without the event (the pipeline's path lacks the node); nothing
+// but a 499 in the metrics when the client has gone. Tokens and other events are ignored.
+//
+// Thread-safety: a Request serialises its sink calls, which is all this needs.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "connectors/http/http_metrics.h"
+#include "connectors/http/response_writer.h"
+#include "graph/request.h"
+
+namespace sluice::http {
+
+class EventResponseSink final : public ResponseSink {
+ public:
+  using BodyFn = std::function<std::string(std::string_view event)>;
+  EventResponseSink(std::shared_ptr<ResponseWriter> writer, std::string request_id, std::shared_ptr<HttpMetrics> metrics,
+                    Endpoint endpoint, std::string event_type, std::string missing, BodyFn make_body)
+      : writer_(std::move(writer)), request_id_(std::move(request_id)), metrics_(std::move(metrics)), endpoint_(endpoint),
+        event_type_(std::move(event_type)), missing_(std::move(missing)), make_body_(std::move(make_body)) {}
+
+  void on_token(std::string_view) override {}
+  void on_event(std::string_view type, std::string_view json) override;
+  void on_complete(const Request& request) override;
+
+ private:
+  std::shared_ptr<ResponseWriter> writer_;
+  std::string request_id_;
+  std::shared_ptr<HttpMetrics> metrics_;
+  Endpoint endpoint_;
+  std::string event_type_, missing_;
+  BodyFn make_body_;
+  std::string event_;  // the event's JSON object
+};
+
+}  // namespace sluice::http
