@@ -15,6 +15,14 @@ JobError refusal(const http::ApiError& e) {
   return JobError{e.code.empty() ? "invalid_value" : e.code, "body: " + message, e.status};
 }
 
+// A model the worker does not serve (every model when it lists none).
+std::optional<JobError> unknown_model(const std::vector<std::string>& models, const std::string& model) {
+  if (models.empty() || std::find(models.begin(), models.end(), model) != models.end()) return std::nullopt;
+  std::string served;
+  for (const auto& m : models) served += (served.empty() ? "" : ", ") + m;
+  return JobError{"model_not_found", "body.model: the model '" + model + "' does not exist; this worker serves: " + served, 404};
+}
+
 }  // namespace
 
 std::optional<JobError> job_request_input(const Job& job, const std::vector<std::string>& models, RequestInput* out) {
@@ -24,12 +32,7 @@ std::optional<JobError> job_request_input(const Job& job, const std::vector<std:
       const auto kind = job.endpoint == JobEndpoint::kChatCompletions ? RequestInput::Kind::kChat : RequestInput::Kind::kCompletion;
       http::OpenAiRequest parsed;
       if (auto e = http::parse_openai_request(job.body, kind, &parsed)) return refusal(*e);
-      if (!models.empty() && std::find(models.begin(), models.end(), parsed.input.model) == models.end()) {
-        std::string served;
-        for (const auto& m : models) served += (served.empty() ? "" : ", ") + m;
-        return JobError{"model_not_found",
-                        "body.model: the model '" + parsed.input.model + "' does not exist; this worker serves: " + served, 404};
-      }
+      if (auto e = unknown_model(models, parsed.input.model)) return e;
       *out = std::move(parsed.input);
       out->stream = false;
       return std::nullopt;
@@ -44,6 +47,7 @@ std::optional<JobError> job_request_input(const Job& job, const std::vector<std:
     case JobEndpoint::kEmbeddings: {
       http::EmbeddingsRequest parsed;
       if (auto e = http::parse_embeddings_request(job.body, &parsed)) return refusal(*e);
+      if (auto e = unknown_model(models, parsed.model)) return e;
       RequestInput input;
       input.kind = RequestInput::Kind::kEmbed;
       input.model = std::move(parsed.model);

@@ -1,0 +1,91 @@
+// Kafka embedding jobs: OpenAI Batch lines with url /v1/embeddings through a worker whose
+// pipeline has an `embeddings` node answer with the same body as POST /v1/embeddings (vectors
+// equal to the encoder's own), and a body the endpoint refuses is answered as an error line
+// naming the field, as OpenAI's Batch output has it, while the others are answered.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "connectors/kafka/kafka_source.h"
+#include "graph/metrics.h"
+#include "graph/node_registry.h"
+#include "graph/pipeline.h"
+#include "graph/spec_validator.h"
+#include "inference/encoder/shared_encoders.h"
+#include "tests/connectors/kafka/mock_kafka.h"
+#include "tests/inference/encoder/encoder_fixture.h"
+
+namespace sluice {
+
+void register_embedding_nodes(NodeRegistry& registry);
+
+namespace kafka {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+
+std::string embeddings_line(const std::string& custom_id, const json& body) {
+  return json{{"custom_id", custom_id}, {"method", "POST"}, {"url", "/v1/embeddings"}, {"body", body}}.dump();
+}
+
+TEST(KafkaEmbeddings, JobsAreAnsweredWithTheEncodersVectorsAndRefusedBodiesWithAnError) {
+  SLUICE_REQUIRE_ENCODER();
+  testing::MockKafka kafka;
+  kafka.create_job_topics(2);
+  NodeRegistry registry;
+  register_embedding_nodes(registry);
+  const std::string yaml = "name: embed-jobs\nsources:\n  - name: jobs\n    kind: kafka\n    config: {bootstrap: \"" +
+                           kafka.bootstrap() + "\", group: embed-group, base_delay: 50ms, max_delay: 400ms}\n" +
+                           "nodes:\n  - {name: embeddings, kind: embeddings}\nedges:\n  - {from: jobs, to: embeddings}\n";
+  LoadedSpec spec = load_and_validate_text(yaml, "embed-jobs.yaml", registry);
+  MetricsRegistry metrics;
+  auto pipeline = Pipeline::build(spec, registry, {&SteadyClock::instance(), &metrics});
+  pipeline->start();
+  auto source = std::make_unique<KafkaSource>(spec.pipeline.sources(0).kafka(), "jobs", *pipeline);
+  source->start();
+
+  kafka.produce("sluice.jobs", "", embeddings_line("e-1", {{"model", "use-lite"}, {"input", {"How do I enable dark mode?", "Sea otters."}}}));
+  kafka.produce("sluice.jobs", "", embeddings_line("e-2", {{"model", "use-lite"}, {"input", "x"}, {"encoding_format", "base64"}}));
+  kafka.produce("sluice.jobs", "", embeddings_line("e-bad", {{"model", "use-lite"}, {"input", {1, 2, 3}}}));
+  kafka.flush();
+  const auto results = kafka.read("sluice.results", 3, milliseconds(20000));
+  source->stop_accepting();
+  pipeline->drain(5 * kNanosPerSecond);
+  source->stop();
+
+  ASSERT_EQ(results.size(), 3u);
+  auto encoder = inference::shared_sentence_encoder(inference::default_encoder_path(), 1);
+  std::vector<float> want(512);
+  encoder->embed({"How do I enable dark mode?"}, want.data());
+  for (const auto& r : results) {
+    const json line = json::parse(r.value);
+    if (line["custom_id"] == "e-bad") {
+      EXPECT_TRUE(line["response"].is_null());
+      EXPECT_EQ(line["error"]["code"], "unsupported");
+      EXPECT_NE(line["error"]["message"].get<std::string>().find("'input' is a list of token ids"), std::string::npos);
+      continue;
+    }
+    ASSERT_TRUE(line["response"].is_object()) << r.value.substr(0, 400);
+    ASSERT_EQ(line["response"]["status_code"], 200) << r.value.substr(0, 300);
+    const json& body = line["response"]["body"];
+    EXPECT_EQ(body["object"], "list");
+    EXPECT_EQ(body["model"], "use-lite");
+    if (line["custom_id"] == "e-1") {
+      ASSERT_EQ(body["data"].size(), 2u);
+      for (size_t k = 0; k < 512; ++k) ASSERT_EQ(body["data"][0]["embedding"][k].get<float>(), want[k]) << k;
+    } else {
+      EXPECT_EQ(line["custom_id"], "e-2");
+      EXPECT_EQ(inference::testing::base64_decode(body["data"][0]["embedding"].get<std::string>()).size(), 512u * 4);
+    }
+  }
+  EXPECT_EQ(kafka.read("sluice.dlq", 1, milliseconds(300)).size(), 0u);
+}
+
+}  // namespace
+}  // namespace kafka
+}  // namespace sluice
