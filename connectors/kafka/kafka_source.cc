@@ -322,7 +322,12 @@ void KafkaSource::Impl::release_due_retries() {
 void KafkaSource::Impl::submit_job(const JobTaskPtr& task) {
   const Job& job = task->job;
   RequestInput input;
-  if (auto refused = job_request_input(job, models, &input)) {
+  std::optional<JobError> refused = job_request_input(job, models, &input);
+  if (!refused && input.kind == RequestInput::Kind::kEmbed && !intake.answers_embeddings()) {
+    refused = JobError{"no_embeddings_node", "url /v1/embeddings: this worker's pipeline has no (enabled) `embeddings` node",
+                       404};
+  }
+  if (refused) {
     refused->attempt = job.attempt + 1;
     refused->at_unix_ms = now_unix_ms();
     return dead_letter(task, *refused);

@@ -1,7 +1,8 @@
 // Kafka embedding jobs: OpenAI Batch lines with url /v1/embeddings through a worker whose
 // pipeline has an `embeddings` node answer with the same body as POST /v1/embeddings (vectors
-// equal to the encoder's own), and a body the endpoint refuses is answered as an error line
-// naming the field, as OpenAI's Batch output has it, while the others are answered.
+// equal to the encoder's own), and a body the endpoint refuses gets an error line naming the
+// field (OpenAI's Batch output) and a dead letter with the reason and its original bytes, while
+// the others are answered.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -33,30 +34,48 @@ std::string embeddings_line(const std::string& custom_id, const json& body) {
   return json{{"custom_id", custom_id}, {"method", "POST"}, {"url", "/v1/embeddings"}, {"body", body}}.dump();
 }
 
-TEST(KafkaEmbeddings, JobsAreAnsweredWithTheEncodersVectorsAndRefusedBodiesWithAnError) {
+// One kafka source in front of an `embeddings` node configured by `config` (YAML flow map).
+struct EmbeddingWorker {
+  EmbeddingWorker(const testing::MockKafka& kafka, const std::string& config) {
+    register_embedding_nodes(registry);
+    const std::string yaml = "name: embed-jobs\nsources:\n  - name: jobs\n    kind: kafka\n    config: {bootstrap: \"" +
+                             kafka.bootstrap() + "\", group: embed-group, base_delay: 50ms, max_delay: 400ms}\n" +
+                             "nodes:\n  - {name: embeddings, kind: embeddings, config: " + config +
+                             "}\nedges:\n  - {from: jobs, to: embeddings}\n";
+    spec = load_and_validate_text(yaml, "embed-jobs.yaml", registry);
+    pipeline = Pipeline::build(spec, registry, {&SteadyClock::instance(), &metrics});
+    pipeline->start();
+    source = std::make_unique<KafkaSource>(spec.pipeline.sources(0).kafka(), "jobs", *pipeline);
+    source->start();
+  }
+  ~EmbeddingWorker() { stop(); }
+  void stop() {
+    if (!source) return;
+    source->stop_accepting();
+    pipeline->drain(5 * kNanosPerSecond);
+    source->stop();
+    source.reset();
+  }
+  NodeRegistry registry;
+  LoadedSpec spec;
+  MetricsRegistry metrics;
+  std::unique_ptr<Pipeline> pipeline;
+  std::unique_ptr<KafkaSource> source;
+};
+
+TEST(KafkaEmbeddings, JobsGetTheEncodersVectorsAndARefusedBodyIsDeadLettered) {
   SLUICE_REQUIRE_ENCODER();
   testing::MockKafka kafka;
   kafka.create_job_topics(2);
-  NodeRegistry registry;
-  register_embedding_nodes(registry);
-  const std::string yaml = "name: embed-jobs\nsources:\n  - name: jobs\n    kind: kafka\n    config: {bootstrap: \"" +
-                           kafka.bootstrap() + "\", group: embed-group, base_delay: 50ms, max_delay: 400ms}\n" +
-                           "nodes:\n  - {name: embeddings, kind: embeddings}\nedges:\n  - {from: jobs, to: embeddings}\n";
-  LoadedSpec spec = load_and_validate_text(yaml, "embed-jobs.yaml", registry);
-  MetricsRegistry metrics;
-  auto pipeline = Pipeline::build(spec, registry, {&SteadyClock::instance(), &metrics});
-  pipeline->start();
-  auto source = std::make_unique<KafkaSource>(spec.pipeline.sources(0).kafka(), "jobs", *pipeline);
-  source->start();
+  EmbeddingWorker w(kafka, "{}");
 
   kafka.produce("sluice.jobs", "", embeddings_line("e-1", {{"model", "use-lite"}, {"input", {"How do I enable dark mode?", "Sea otters."}}}));
   kafka.produce("sluice.jobs", "", embeddings_line("e-2", {{"model", "use-lite"}, {"input", "x"}, {"encoding_format", "base64"}}));
   kafka.produce("sluice.jobs", "", embeddings_line("e-bad", {{"model", "use-lite"}, {"input", {1, 2, 3}}}));
   kafka.flush();
   const auto results = kafka.read("sluice.results", 3, milliseconds(20000));
-  source->stop_accepting();
-  pipeline->drain(5 * kNanosPerSecond);
-  source->stop();
+  const auto dead = kafka.read("sluice.dlq", 1, milliseconds(20000));
+  w.stop();
 
   ASSERT_EQ(results.size(), 3u);
   auto encoder = inference::shared_sentence_encoder(inference::default_encoder_path(), 1);
@@ -83,7 +102,26 @@ TEST(KafkaEmbeddings, JobsAreAnsweredWithTheEncodersVectorsAndRefusedBodiesWithA
       EXPECT_EQ(inference::testing::base64_decode(body["data"][0]["embedding"].get<std::string>()).size(), 512u * 4);
     }
   }
-  EXPECT_EQ(kafka.read("sluice.dlq", 1, milliseconds(300)).size(), 0u);
+  ASSERT_EQ(dead.size(), 1u);
+  const json letter = json::parse(dead[0].value);
+  EXPECT_EQ(letter["custom_id"], "e-bad");
+  EXPECT_EQ(letter["reason"]["code"], "unsupported");
+  EXPECT_NE(letter["original"].get<std::string>().find("\"input\":[1,2,3]"), std::string::npos) << dead[0].value;
+}
+
+// A worker whose embeddings node is off (optional, no model file) dead-letters embedding jobs
+// with no_embeddings_node instead of running them through a pipeline that cannot answer them.
+TEST(KafkaEmbeddings, AWorkerWithoutTheEncoderDeadLettersThem) {
+  testing::MockKafka kafka;
+  kafka.create_job_topics(1);
+  EmbeddingWorker w(kafka, "{optional: true, model: /nonexistent/use-lite.gguf}");
+  kafka.produce("sluice.jobs", "", embeddings_line("e-off", {{"model", "use-lite"}, {"input", "x"}}));
+  kafka.flush();
+  const auto dead = kafka.read("sluice.dlq", 1, milliseconds(20000));
+  ASSERT_EQ(dead.size(), 1u);
+  const json letter = json::parse(dead[0].value);
+  EXPECT_EQ(letter["custom_id"], "e-off");
+  EXPECT_EQ(letter["reason"]["code"], "no_embeddings_node") << dead[0].value;
 }
 
 }  // namespace
