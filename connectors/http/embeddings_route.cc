@@ -10,9 +10,10 @@ namespace {
 // 200 with OpenAI's body around the embeddings node's event, the request's error response, or
 // a 500 when the pipeline's path has no `embeddings` node (event_response_sink.h).
 std::shared_ptr<ResponseSink> make_embeddings_response_sink(std::shared_ptr<ResponseWriter> writer, std::string request_id,
-                                                            std::string model, std::shared_ptr<HttpMetrics> metrics) {
+                                                            std::string model, std::shared_ptr<HttpMetrics> metrics,
+                                                            std::shared_ptr<const std::vector<std::string>> stage_names) {
   return std::make_shared<EventResponseSink>(
-      std::move(writer), std::move(request_id), std::move(metrics), Endpoint::kEmbeddings, kEmbeddingEvent,
+      std::move(writer), std::move(request_id), std::move(metrics), std::move(stage_names), Endpoint::kEmbeddings, kEmbeddingEvent,
       "the pipeline finished the embeddings request without vectors; its path must pass an `embeddings` node",
       [model = std::move(model)](std::string_view event) { return embeddings_response_body(event, model); });
 }
@@ -42,7 +43,7 @@ void HttpSource::handle_embeddings(HttpRequest& http, const std::shared_ptr<Resp
   input.embeddings_base64 = parsed.base64;
   const std::uint64_t id = intake_.next_request_id();
   std::string external_id = external_request_id("embd", id);
-  auto sink = deferrable(make_embeddings_response_sink(writer, external_id, parsed.model, metrics_),
+  auto sink = deferrable(make_embeddings_response_sink(writer, external_id, parsed.model, metrics_, stage_names_),
                          endpoint, http, routing, false, writer, external_id);
   auto request = std::make_shared<Request>(id, std::move(input), std::move(sink));
   request->external_id = std::move(external_id);

@@ -22,8 +22,10 @@ void EventResponseSink::on_complete(const Request& request) {
     writer_->send(response);
     return;
   }
+  HttpResponse response{200, "application/json", {{"X-Request-Id", request_id_}}, make_body_(event_)};
+  if (request.want_timings && stage_names_) response.headers.push_back({"X-Sluice-Timings", timings_json(request, *stage_names_)});
   metrics_->count_response(endpoint_, 200);
-  writer_->send(HttpResponse{200, "application/json", {{"X-Request-Id", request_id_}}, make_body_(event_)});
+  writer_->send(response);
 }
 
 }  // namespace sluice::http

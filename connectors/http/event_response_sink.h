@@ -1,7 +1,8 @@
 // EventResponseSink: answers one request whose answer is a single JSON event a node emits
 // (not streamed tokens): POST /v1/retrieve (the answer node's "retrieval" event) and
 // POST /v1/embeddings (the embeddings node's "embeddings" event). On completion: 200 with
-// make_body(event) and X-Request-Id; the request's error response when it failed (429 with
+// make_body(event), X-Request-Id and, when the request asked (X-Sluice-Timings: 1), the
+// per-stage timings header as the OpenAI endpoints send it; the request's error response when it failed (429 with
 // Retry-After when shed, 504 past its deadline, 400 naming the field, ...); a 500 carrying
 // `missing` when it completed without the event (the pipeline's path lacks the node); nothing
 // but a 499 in the metrics when the client has gone. Tokens and other events are ignored.
@@ -13,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "connectors/http/http_metrics.h"
 #include "connectors/http/response_writer.h"
@@ -24,9 +26,11 @@ class EventResponseSink final : public ResponseSink {
  public:
   using BodyFn = std::function<std::string(std::string_view event)>;
   EventResponseSink(std::shared_ptr<ResponseWriter> writer, std::string request_id, std::shared_ptr<HttpMetrics> metrics,
-                    Endpoint endpoint, std::string event_type, std::string missing, BodyFn make_body)
-      : writer_(std::move(writer)), request_id_(std::move(request_id)), metrics_(std::move(metrics)), endpoint_(endpoint),
-        event_type_(std::move(event_type)), missing_(std::move(missing)), make_body_(std::move(make_body)) {}
+                    std::shared_ptr<const std::vector<std::string>> stage_names, Endpoint endpoint, std::string event_type,
+                    std::string missing, BodyFn make_body)
+      : writer_(std::move(writer)), request_id_(std::move(request_id)), metrics_(std::move(metrics)),
+        stage_names_(std::move(stage_names)), endpoint_(endpoint), event_type_(std::move(event_type)),
+        missing_(std::move(missing)), make_body_(std::move(make_body)) {}
 
   void on_token(std::string_view) override {}
   void on_event(std::string_view type, std::string_view json) override;
@@ -36,6 +40,7 @@ class EventResponseSink final : public ResponseSink {
   std::shared_ptr<ResponseWriter> writer_;
   std::string request_id_;
   std::shared_ptr<HttpMetrics> metrics_;
+  std::shared_ptr<const std::vector<std::string>> stage_names_;
   Endpoint endpoint_;
   std::string event_type_, missing_;
   BodyFn make_body_;

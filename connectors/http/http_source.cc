@@ -384,7 +384,7 @@ void HttpSource::handle_retrieve(HttpRequest& http, const std::shared_ptr<Respon
   if (document_stores_.empty()) return respond_error(endpoint, writer, *missing_document_store());
   std::uint64_t id = intake_.next_request_id();
   std::string external_id = external_request_id("retr", id);
-  auto sink = deferrable(make_retrieval_response_sink(writer, external_id, metrics_), endpoint, http, routing,
+  auto sink = deferrable(make_retrieval_response_sink(writer, external_id, metrics_, stage_names_), endpoint, http, routing,
                          false, writer, external_id);
   auto request = std::make_shared<Request>(id, std::move(input), std::move(sink));
   request->external_id = std::move(external_id);

@@ -14,10 +14,11 @@ std::string retrieval_response_body(std::string_view request_id, std::string_vie
 }
 
 std::shared_ptr<ResponseSink> make_retrieval_response_sink(std::shared_ptr<ResponseWriter> writer, std::string request_id,
-                                                           std::shared_ptr<HttpMetrics> metrics) {
+                                                           std::shared_ptr<HttpMetrics> metrics,
+                                                           std::shared_ptr<const std::vector<std::string>> stage_names) {
   std::string id = request_id;
   return std::make_shared<EventResponseSink>(
-      std::move(writer), std::move(request_id), std::move(metrics), Endpoint::kRetrieve, "retrieval",
+      std::move(writer), std::move(request_id), std::move(metrics), std::move(stage_names), Endpoint::kRetrieve, "retrieval",
       "the pipeline finished the retrieve request without ranked chunks; its path must end in an answer node",
       [id = std::move(id)](std::string_view event) { return retrieval_response_body(id, event); });
 }

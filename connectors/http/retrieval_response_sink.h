@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "connectors/http/http_metrics.h"
 #include "connectors/http/response_writer.h"
@@ -25,6 +26,7 @@ namespace sluice::http {
 std::string retrieval_response_body(std::string_view request_id, std::string_view retrieval_event);
 
 std::shared_ptr<ResponseSink> make_retrieval_response_sink(std::shared_ptr<ResponseWriter> writer, std::string request_id,
-                                                           std::shared_ptr<HttpMetrics> metrics);
+                                                           std::shared_ptr<HttpMetrics> metrics,
+                                                           std::shared_ptr<const std::vector<std::string>> stage_names);
 
 }  // namespace sluice::http

@@ -79,6 +79,22 @@ TEST(Embeddings, Base64IsTheLittleEndianFloatsOfTheSameVector) {
   for (size_t k = 0; k < 512; ++k) EXPECT_EQ(decoded[k], f.body["data"][0]["embedding"][k].get<float>());
 }
 
+TEST(Embeddings, TimingsOnRequestNameTheEmbeddingsStage) {
+  SLUICE_REQUIRE_ENCODER();
+  DefaultPipeline p("");
+  TestClient c(p.served->source->port());
+  c.send(TestClient::post("/v1/embeddings", json{{"model", "use-lite"}, {"input", "a"}}.dump(), "X-Sluice-Timings: 1\r\n"));
+  const auto r = c.read_response();
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json timings = json::parse(r.header("x-sluice-timings"));
+  bool saw = false;
+  for (const auto& s : timings["stages"]) saw = saw || s["stage"] == "embeddings";
+  EXPECT_TRUE(saw) << timings.dump();
+  TestClient quiet(p.served->source->port());
+  quiet.send(TestClient::post("/v1/embeddings", json{{"model", "use-lite"}, {"input", "a"}}.dump()));
+  EXPECT_EQ(quiet.read_response().header("x-sluice-timings"), "");
+}
+
 TEST(Embeddings, ConcurrentRequestsAreAllAnsweredAndCounted) {
   SLUICE_REQUIRE_ENCODER();
   DefaultPipeline p("");
