@@ -169,7 +169,10 @@ std::string timings_json(const Request& request, const std::vector<std::string>&
     out += ",\"queue_us\":";
     append_micros(out, s.started - s.queued);
     out += ",\"service_us\":";
-    append_micros(out, s.finished > s.started ? s.finished - s.started : 0);  // 0 while still running
+    // A stage not finished yet is the one completing the request (the runtime stamps its end
+    // only after the node returns): its work on this request ended at completion.
+    const Nanos end = s.finished > s.started ? s.finished : request.completed_at;
+    append_micros(out, end > s.started ? end - s.started : 0);
     out += '}';
   }
   out += "],\"total_us\":";

@@ -147,12 +147,14 @@ TEST_F(HttpSourceTest, HeadersSetPriorityDeadlineTraceparentAndTimings) {
   req->trace().finish(0, now() + 3000);
   req->trace().start(1, now() + 3000, now() + 5000);
   req->trace().finish(1, now() + 9000);
+  req->trace().start(2, now() + 9000, now() + 9500);  // the stage completing the request: no end stamp yet
   req->complete(Status::Ok(), now() + 10'000);
   auto r = client.read_response();
   ASSERT_EQ(r.status, 200);
   json timings = parse_json(r.header("x-sluice-timings"));
   EXPECT_EQ(timings["id"], req->external_id);
-  ASSERT_EQ(timings["stages"].size(), 2u);
+  ASSERT_EQ(timings["stages"].size(), 3u);
+  EXPECT_DOUBLE_EQ(timings["stages"][2]["service_us"].get<double>(), 0.5) << "ends at completion";
   EXPECT_EQ(timings["stages"][0]["stage"], "admit");
   EXPECT_DOUBLE_EQ(timings["stages"][0]["queue_us"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(timings["stages"][0]["service_us"].get<double>(), 2.0);
