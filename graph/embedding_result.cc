@@ -1,31 +1,10 @@
 #include "graph/embedding_result.h"
 
 #include <charconv>
-#include <cstdint>
+
+#include "graph/base64.h"
 
 namespace sluice {
-namespace {
-
-void append_base64(std::string& out, const uint8_t* data, size_t n) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  size_t i = 0;
-  for (; i + 3 <= n; i += 3) {
-    const uint32_t v = (uint32_t(data[i]) << 16) | (uint32_t(data[i + 1]) << 8) | data[i + 2];
-    out += kAlphabet[v >> 18];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i < n) {
-    const uint32_t v = (uint32_t(data[i]) << 16) | (i + 1 < n ? uint32_t(data[i + 1]) << 8 : 0);
-    out += kAlphabet[v >> 18];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-}
-
-}  // namespace
 
 std::string embedding_event_json(const EmbeddingResult& result, bool base64) {
   const size_t dim = size_t(result.dimension);
@@ -43,7 +22,7 @@ std::string embedding_event_json(const EmbeddingResult& result, bool base64) {
     if (base64) {
       body += '"';
       static_assert(sizeof(float) == 4);
-      append_base64(body, reinterpret_cast<const uint8_t*>(row), dim * 4);  // x86-64: little-endian
+      append_base64(body, std::string_view(reinterpret_cast<const char*>(row), dim * 4));  // x86-64: little-endian
       body += '"';
     } else {
       body += '[';

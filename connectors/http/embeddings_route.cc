@@ -31,7 +31,7 @@ void HttpSource::handle_embeddings(HttpRequest& http, const std::shared_ptr<Resp
   if (auto e = read_routing(http, auth, &routing)) return respond_error(endpoint, writer, *e);
   // An async job runs on the workers, whose pipeline has the encoder, not necessarily this one.
   if (answered_async(endpoint, http, routing, false, writer)) return;
-  if (!intake_.answers_embeddings()) {
+  if (!answers_embeddings_) {
     ApiError e{404, "this pipeline serves no embeddings: none of its nodes is an `embeddings` node", "invalid_request_error",
                "", "no_embeddings_node"};
     return respond_error(endpoint, writer, e);

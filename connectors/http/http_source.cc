@@ -134,6 +134,7 @@ void HttpSource::init(const HttpSourceConfig& config) {
   }
 
   document_stores_ = intake_.document_stores();
+  answers_embeddings_ = intake_.answers_embeddings();  // fixed once the pipeline is built
   ingests_ = std::make_unique<IngestRunner>(&metrics_->ingests_running, &metrics_->ingest_seconds);
 
   auto metrics = metrics_;

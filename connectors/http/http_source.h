@@ -145,6 +145,7 @@ class HttpSource {
   std::shared_ptr<HttpMetrics> metrics_;
   std::shared_ptr<const std::vector<std::string>> stage_names_;
   std::vector<std::shared_ptr<DocumentStore>> document_stores_;  // the pipeline's, resolved at construction
+  bool answers_embeddings_ = false;
   std::unique_ptr<IngestRunner> ingests_;
   std::unique_ptr<RequestAuth> auth_;
   std::unique_ptr<HttpServer> server_;

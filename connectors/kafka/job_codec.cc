@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/base64.h"
 #include "graph/document_id.h"
 #include "graph/json_reading.h"
 #include "sluice/jobs.pb.h"
@@ -33,7 +34,7 @@ constexpr std::size_t kMaxMessageBytes = 600;
 
 constexpr std::string_view kEndpointList = "/v1/chat/completions, /v1/completions, /v1/embeddings, /v1/retrieve";
 
-// ---- UTF-8, base64 ------------------------------------------------------------------------
+// ---- UTF-8 ------------------------------------------------------------------------
 
 // The length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629 table 3-7: the
 // second byte's range depends on the first, which excludes overlong forms, surrogates and
@@ -90,30 +91,6 @@ std::string shorten(std::string s) {
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
   s.resize(cut);
   return s + "...";
-}
-
-std::string base64(std::string_view bytes) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16 | static_cast<unsigned char>(bytes[i + 1]) << 8 |
-                            static_cast<unsigned char>(bytes[i + 2]);
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += kAlphabet[v >> 6 & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (const std::size_t rest = bytes.size() - i) {
-    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
-    if (rest == 2) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += rest == 2 ? kAlphabet[v >> 6 & 63] : '=';
-    out += '=';
-  }
-  return out;
 }
 
 // ---- reading JSON -------------------------------------------------------------------------

@@ -74,6 +74,7 @@ KafkaSource::Impl::Impl(const KafkaSourceConfig& c, std::string source_name, htt
   default_class = intake.class_index(config.default_priority());
   if (default_class < 0) refuse("default_priority", "'" + config.default_priority() + "' is not a priority class");
   models.assign(config.models().begin(), config.models().end());
+  answers_embeddings = intake.answers_embeddings();  // fixed once the pipeline is built
   retry.max_attempts = config.max_attempts();
   retry.base_delay = duration_or(config.has_base_delay(), config.base_delay(), kNanosPerSecond);
   retry.max_delay = duration_or(config.has_max_delay(), config.max_delay(), 300 * kNanosPerSecond);
@@ -323,7 +324,7 @@ void KafkaSource::Impl::submit_job(const JobTaskPtr& task) {
   const Job& job = task->job;
   RequestInput input;
   std::optional<JobError> refused = job_request_input(job, models, &input);
-  if (!refused && input.kind == RequestInput::Kind::kEmbed && !intake.answers_embeddings()) {
+  if (!refused && input.kind == RequestInput::Kind::kEmbed && !answers_embeddings) {
     refused = JobError{"no_embeddings_node", "url /v1/embeddings: this worker's pipeline has no (enabled) `embeddings` node",
                        404};
   }

@@ -111,6 +111,7 @@ struct KafkaSource::Impl {
   std::string name;
   http::RequestIntake& intake;
   std::vector<std::string> models;
+  bool answers_embeddings = false;  // the pipeline has an enabled embeddings node
   int default_class = 0;
   RetrySettings retry;
   Nanos commit_interval = 0;

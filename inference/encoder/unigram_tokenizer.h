@@ -40,8 +40,6 @@ class UnigramTokenizer {
   std::vector<int32_t> encode(std::string_view text) const;
 
   size_t size() const { return pieces_.size(); }
-  const std::string& piece(int32_t id) const { return pieces_.at(size_t(id)).text; }
-  double score(int32_t id) const { return pieces_.at(size_t(id)).score; }
 
   // The reference's input rule alone, as code points: NFKC, then the U+2581 rules above.
   static std::u32string normalize(std::string_view text);

@@ -57,8 +57,6 @@ class UseLiteModel {
   const UseLiteConfig& config() const { return config_; }
   const std::vector<UseLiteLayer>& layers() const { return layers_; }
   const UnigramTokenizer& tokenizer() const { return *tokenizer_; }
-  const std::string& path() const { return file_->path(); }
-  size_t file_bytes() const { return file_->size(); }
   std::string source() const;
 
   kernels::MatrixView token_embedding;  // rows = vocabulary ids

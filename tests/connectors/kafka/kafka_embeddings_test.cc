@@ -11,12 +11,8 @@
 #include <cstring>
 #include <string>
 
-#include "connectors/kafka/kafka_source.h"
-#include "graph/metrics.h"
-#include "graph/node_registry.h"
-#include "graph/pipeline.h"
-#include "graph/spec_validator.h"
 #include "inference/encoder/shared_encoders.h"
+#include "tests/connectors/kafka/kafka_worker.h"
 #include "tests/connectors/kafka/mock_kafka.h"
 #include "tests/inference/encoder/encoder_fixture.h"
 
@@ -35,32 +31,13 @@ std::string embeddings_line(const std::string& custom_id, const json& body) {
 }
 
 // One kafka source in front of an `embeddings` node configured by `config` (YAML flow map).
-struct EmbeddingWorker {
-  EmbeddingWorker(const testing::MockKafka& kafka, const std::string& config) {
-    register_embedding_nodes(registry);
-    const std::string yaml = "name: embed-jobs\nsources:\n  - name: jobs\n    kind: kafka\n    config: {bootstrap: \"" +
-                             kafka.bootstrap() + "\", group: embed-group, base_delay: 50ms, max_delay: 400ms}\n" +
-                             "nodes:\n  - {name: embeddings, kind: embeddings, config: " + config +
-                             "}\nedges:\n  - {from: jobs, to: embeddings}\n";
-    spec = load_and_validate_text(yaml, "embed-jobs.yaml", registry);
-    pipeline = Pipeline::build(spec, registry, {&SteadyClock::instance(), &metrics});
-    pipeline->start();
-    source = std::make_unique<KafkaSource>(spec.pipeline.sources(0).kafka(), "jobs", *pipeline);
-    source->start();
-  }
-  ~EmbeddingWorker() { stop(); }
-  void stop() {
-    if (!source) return;
-    source->stop_accepting();
-    pipeline->drain(5 * kNanosPerSecond);
-    source->stop();
-    source.reset();
-  }
-  NodeRegistry registry;
-  LoadedSpec spec;
-  MetricsRegistry metrics;
-  std::unique_ptr<Pipeline> pipeline;
-  std::unique_ptr<KafkaSource> source;
+struct EmbeddingWorker : testing::KafkaWorker {
+  EmbeddingWorker(const testing::MockKafka& kafka, const std::string& config)
+      : KafkaWorker(register_embedding_nodes,
+                    "name: embed-jobs\nsources:\n  - name: jobs\n    kind: kafka\n    config: {bootstrap: \"" +
+                        kafka.bootstrap() + "\", group: embed-group, base_delay: 50ms, max_delay: 400ms}\n" +
+                        "nodes:\n  - {name: embeddings, kind: embeddings, config: " + config +
+                        "}\nedges:\n  - {from: jobs, to: embeddings}\n") {}
 };
 
 TEST(KafkaEmbeddings, JobsGetTheEncodersVectorsAndARefusedBodyIsDeadLettered) {

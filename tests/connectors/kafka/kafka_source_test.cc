@@ -23,6 +23,7 @@
 #include "graph/pipeline.h"
 #include "graph/spec_validator.h"
 #include "sluice/jobs.pb.h"
+#include "tests/connectors/kafka/kafka_worker.h"
 #include "tests/connectors/kafka/mock_kafka.h"
 
 namespace sluice {
@@ -39,46 +40,37 @@ using testing::MockKafka;
 using testing::Record;
 using std::chrono::milliseconds;
 
-// A pipeline of one kafka source in front of `nodes` (YAML list items) ending in `template`.
-struct Worker {
+// The pipeline file of a worker: one kafka source in front of a `template` node (with a
+// priority router between them when asked).
+std::string worker_yaml(const MockKafka& kafka, const std::string& source_extra, const std::string& runtime,
+                        const std::string& template_config, bool with_router) {
+  std::string yaml = "name: jobs-test\n";
+  if (!runtime.empty()) yaml += "runtime: " + runtime + "\n";
+  yaml += "sources:\n  - name: jobs\n    kind: kafka\n    config: {bootstrap: \"" + kafka.bootstrap() +
+          "\", group: test-group, base_delay: 50ms, max_delay: 400ms" + (source_extra.empty() ? "" : ", " + source_extra) +
+          "}\nnodes:\n";
+  if (with_router) {
+    yaml += "  - {name: admit, kind: priority_router, config: {max_running: 2, classes: [{name: P2, max_queue: 4}]}}\n";
+  }
+  yaml += "  - {name: answer, kind: template, config: " + template_config + "}\nedges:\n";
+  if (with_router) {
+    yaml += "  - {from: jobs, to: admit}\n  - {from: admit, to: answer}\n";
+  } else {
+    yaml += "  - {from: jobs, to: answer}\n";
+  }
+  return yaml;
+}
+
+struct Worker : testing::KafkaWorker {
   Worker(const MockKafka& kafka, const std::string& source_extra, const std::string& runtime = "",
          const std::string& template_config = "{text: hello from the job, token_interval: 0s}",
-         bool with_router = false) {
-    register_basic_nodes(registry);
-    register_admission_nodes(registry);
-    std::string yaml = "name: jobs-test\n";
-    if (!runtime.empty()) yaml += "runtime: " + runtime + "\n";
-    yaml += "sources:\n  - name: jobs\n    kind: kafka\n    config: {bootstrap: \"" + kafka.bootstrap() +
-            "\", group: test-group, base_delay: 50ms, max_delay: 400ms" + (source_extra.empty() ? "" : ", " + source_extra) +
-            "}\nnodes:\n";
-    if (with_router) {
-      yaml += "  - {name: admit, kind: priority_router, config: {max_running: 2, classes: [{name: P2, max_queue: 4}]}}\n";
-    }
-    yaml += "  - {name: answer, kind: template, config: " + template_config + "}\nedges:\n";
-    if (with_router) {
-      yaml += "  - {from: jobs, to: admit}\n  - {from: admit, to: answer}\n";
-    } else {
-      yaml += "  - {from: jobs, to: answer}\n";
-    }
-    spec = load_and_validate_text(yaml, "jobs-test.yaml", registry);
-    pipeline = Pipeline::build(spec, registry, {&SteadyClock::instance(), &metrics});
-    pipeline->start();
-    source = std::make_unique<KafkaSource>(spec.pipeline.sources(0).kafka(), "jobs", *pipeline);
-    source->start();
-  }
-  ~Worker() { stop(); }
-  void stop() {
-    if (!source) return;
-    source->stop_accepting();
-    pipeline->drain(5 * kNanosPerSecond);
-    source->stop();
-    source.reset();
-  }
-  NodeRegistry registry;
-  LoadedSpec spec;
-  MetricsRegistry metrics;
-  std::unique_ptr<Pipeline> pipeline;
-  std::unique_ptr<KafkaSource> source;
+         bool with_router = false)
+      : KafkaWorker(
+            [](NodeRegistry& r) {
+              register_basic_nodes(r);
+              register_admission_nodes(r);
+            },
+            worker_yaml(kafka, source_extra, runtime, template_config, with_router)) {}
 };
 
 std::string chat_line(const std::string& custom_id, const std::string& content = "hi") {
