@@ -1,0 +1,1 @@
+// Compiles tests/test_pch.h into the precompiled header the test targets reuse.
