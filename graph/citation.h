@@ -20,6 +20,10 @@ struct Citation {
   std::string doc_id;
   std::string title;
   std::uint32_t begin = 0, end = 0;  // the chunk's offsets in the document
+  // The chunk's content identity (retrieval's chunk_key(): doc id, '#', a hash of its text):
+  // what the answer caches record an answer was built from, and what a knowledge-base update
+  // that changes or deletes that text retires (docs/caching.md).
+  std::string chunk_key;
 };
 
 // "\n\nSources:\n[1] title (doc id)\n..." ("" without citations): what follows a cited answer.

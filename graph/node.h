@@ -29,6 +29,7 @@
 namespace sluice {
 
 class AdmissionController;
+class CacheTier;
 class Clock;
 class DocumentStore;
 class MetricsRegistry;
@@ -37,6 +38,11 @@ class MetricsRegistry;
 struct NodeContext {
   std::string name;            // the node's name in the pipeline file
   std::string pipeline_name;
+  // 16 hex digits of a hash of the pipeline's nodes and edges as validated (deterministic
+  // protobuf bytes; sources left out, so instances listening on different ports agree): it
+  // changes with any setting that can change an answer (a prompt template, a model path, a
+  // knob), which is why the answer caches put it in their keys.
+  std::string pipeline_fingerprint;
   Clock* clock = nullptr;
   MetricsRegistry* metrics = nullptr;
   // Directory of the pipeline file, for resolving relative paths in configs.
@@ -68,6 +74,8 @@ class Node {
   // True for a node that answers RequestInput::Kind::kEmbed requests (the `embeddings` node), so
   // POST /v1/embeddings is refused up front by pipelines that have none.
   virtual bool answers_embeddings() const { return false; }
+  // The cache this node keeps (graph/cache_tier.h), for GET and DELETE /v1/cache; null when none.
+  virtual CacheTier* cache_tier() { return nullptr; }
 };
 
 class SyncNode : public Node {

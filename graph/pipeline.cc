@@ -145,6 +145,14 @@ std::vector<std::shared_ptr<DocumentStore>> Pipeline::document_stores() const {
   return out;
 }
 
+std::vector<CacheTier*> Pipeline::cache_tiers() const {
+  std::vector<CacheTier*> out;
+  for (const auto& s : state_->stages) {
+    if (CacheTier* tier = s->node->cache_tier()) out.push_back(tier);
+  }
+  return out;
+}
+
 bool Pipeline::answers_embeddings() const {
   for (const auto& s : state_->stages)
     if (s->node->answers_embeddings()) return true;

@@ -82,6 +82,8 @@ class Pipeline {
   std::vector<std::shared_ptr<DocumentStore>> document_stores() const;
   // Whether any node answers embeddings requests (Node::answers_embeddings).
   bool answers_embeddings() const;
+  // The caches the pipeline's nodes keep (Node::cache_tier), in node order.
+  std::vector<CacheTier*> cache_tiers() const;
   std::size_t in_flight() const;
   // Envelopes the intake threads' live lists hold: in flight, or completed and not yet
   // pruned (at most about twice what each thread had in flight). Takes each list's lock.

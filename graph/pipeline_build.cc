@@ -1,14 +1,18 @@
 // Pipeline::build: a validated spec becomes a running graph in four steps: the runtime settings
-
 // and metrics (Pipeline::State), the plan (graph/pipeline_plan.h: chains, joins, leaves,
 // links), the stages (each node made by its kind's factory with its NodeContext; admission
 // controllers installed for the sources upstream), then the oneTBB objects and edges
 // (graph/pipeline_flow.h). Every factory refusal is collected and thrown together as SpecErrors.
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <stdexcept>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "graph/admission.h"
+#include "graph/fnv1a.h"
 #include "graph/pipeline.h"
 #include "graph/pipeline_state.h"
 #include "graph/proto_duration.h"
@@ -18,12 +22,27 @@ namespace sluice {
 
 namespace {
 
+std::string pipeline_fingerprint(const PipelineSpec& p) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream raw(&bytes);
+    google::protobuf::io::CodedOutputStream out(&raw);
+    out.SetSerializationDeterministic(true);
+    for (const NodeSpec& n : p.nodes()) n.SerializeToCodedStream(&out);
+    for (const EdgeSpec& e : p.edges()) e.SerializeToCodedStream(&out);
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(bytes)));
+  return hex;
+}
+
 // What node `ns` (index `i`) gets from the runtime: identity, clock and metrics, batches made
 // for its part of the graph, and the admission hook for the sources upstream of it.
 NodeContext node_context(Pipeline::State& state, const PipelinePlan& plan, const LoadedSpec& spec, const NodeSpec& ns) {
   NodeContext ctx;
   ctx.name = ns.name();
   ctx.pipeline_name = state.name;
+  ctx.pipeline_fingerprint = pipeline_fingerprint(spec.pipeline);
   ctx.clock = state.clock;
   ctx.metrics = state.metrics;
   ctx.base_dir = spec.base_dir;

@@ -32,15 +32,24 @@ void Request::emit_token(std::string_view piece, Nanos now) {
   last_token_at = now;
   ++tokens_emitted;
   if (sink_) sink_->on_token(piece);
+  for (const auto& tap : taps_) tap->on_token(piece);
 }
 
 void Request::emit_event(std::string_view type, std::string_view json) {
   MutexLock lock(mu_);
   if (done_.load(std::memory_order_relaxed)) return;
   if (sink_) sink_->on_event(type, json);
+  for (const auto& tap : taps_) tap->on_event(type, json);
+}
+
+void Request::add_tap(std::shared_ptr<ResponseSink> tap) {
+  MutexLock lock(mu_);
+  if (done_.load(std::memory_order_relaxed)) return;
+  taps_.push_back(std::move(tap));
 }
 
 bool Request::complete(Status status, Nanos now) {
+  std::vector<std::shared_ptr<ResponseSink>> taps;
   {
     MutexLock lock(mu_);
     if (done_.load(std::memory_order_relaxed)) return false;
@@ -51,10 +60,13 @@ bool Request::complete(Status status, Nanos now) {
     completed_at = now;
     done_.store(true, std::memory_order_release);
     if (sink_) sink_->on_complete(*this);
+    taps.swap(taps_);
     // The answer is delivered: a completed request no longer holds its client's buffers,
     // however long the envelope itself stays referenced (Pipeline's live lists drop it lazily).
     sink_.reset();
   }
+  // Outside the lock (done_ is set, so nothing more reaches them): a tap may read attachments.
+  for (const auto& tap : taps) tap->on_complete(*this);
   // Outside the lock: the lifecycle may release capacity that lets another request in.
   if (lifecycle_) lifecycle_->on_complete(*this);
   return true;

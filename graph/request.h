@@ -189,6 +189,12 @@ class alignas(64) Request : public std::enable_shared_from_this<Request> {
   // Set by the pipeline at submission; not for nodes.
   void set_lifecycle(RequestLifecycle* lifecycle) { lifecycle_ = lifecycle; }
 
+  // A tap sees the answer as the sink does (tokens and events under the request's lock, in
+  // order, then on_complete once, after the lock is released, so it may read attachments):
+  // the answer caches record a missed request's answer through one
+  // (nodes/cache/answer_recorder.h). Ignored after completion.
+  void add_tap(std::shared_ptr<ResponseSink> tap);
+
  private:
   const std::uint64_t id_;
   const RequestInput input_;
@@ -197,6 +203,7 @@ class alignas(64) Request : public std::enable_shared_from_this<Request> {
   // on done_ (acquire), not on the lock, so those fields are not marked GUARDED_BY.
   mutable Mutex mu_;
   std::shared_ptr<ResponseSink> sink_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<ResponseSink>> taps_ GUARDED_BY(mu_);
   Trace trace_;
   Status status_;
   std::unordered_map<std::string, std::any> attachments_ GUARDED_BY(mu_);

@@ -13,7 +13,11 @@
 
 namespace sluice {
 
-// Nothing for an empty list or kNone.
+// The citations of the answer a request got, attached by emit_sources whatever the mode (the
+// answer caches read them: nodes/cache/answer_recorder.h).
+inline constexpr const char* kAnswerCitationsKey = "answer.citations";
+
+// Attaches the citations (kAnswerCitationsKey); emits nothing for an empty list or kNone.
 void emit_sources(Request& request, const std::vector<Citation>& citations, CitationMode mode, Nanos now);
 
 }  // namespace sluice

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "graph/fnv1a.h"
 #include "graph/mutex.h"
 
 namespace sluice {
@@ -12,11 +13,6 @@ namespace {
 
 Mutex mu;
 std::set<std::string> models GUARDED_BY(mu);  // sorted: the fingerprint does not depend on load order
-
-std::uint64_t fnv1a(std::uint64_t h, const std::string& s) {
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
-  return h;
-}
 
 }  // namespace
 
@@ -32,10 +28,10 @@ void note_model_file(const std::string& path) {
 }
 
 std::string system_fingerprint() {
-  std::uint64_t h = fnv1a(0xcbf29ce484222325ULL, std::string("sluice " SLUICE_VERSION " ") + __DATE__ " " __TIME__);
+  std::uint64_t h = fnv1a64("sluice " SLUICE_VERSION " " __DATE__ " " __TIME__);
   {
     MutexLock lock(mu);
-    for (const std::string& m : models) h = fnv1a(h, m + "\n");
+    for (const std::string& m : models) h = fnv1a64("\n", fnv1a64(m, h));
   }
   char out[24];
   std::snprintf(out, sizeof out, "fp_%016llx", static_cast<unsigned long long>(h));

@@ -21,6 +21,7 @@ std::string_view endpoint_label(Endpoint endpoint) {
     case Endpoint::kDocuments: return "/v1/documents";
     case Endpoint::kJobs: return "/v1/jobs";
     case Endpoint::kModels: return "/v1/models";
+    case Endpoint::kCache: return "/v1/cache";
     case Endpoint::kHealthz: return "/healthz";
     case Endpoint::kReadyz: return "/readyz";
     case Endpoint::kMetrics: return "/metrics";

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "connectors/http/cache_api.h"
 #include "connectors/http/models_api.h"
 #include "connectors/http/openai_request.h"
 #include "connectors/http/openai_response.h"
@@ -223,6 +224,7 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
     return respond_error(endpoint, writer, e);
   }
   const char* allowed = post ? "POST" : "GET";
+  if (endpoint == Endpoint::kCache && request.method == "DELETE") allowed = "DELETE";
   if (cors_.enabled()) {
     if (const std::string* origin = request.header("origin")) {
       writer->add_headers(cors_.response_headers(*origin));
@@ -233,7 +235,7 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
   if (request.method != allowed) {
     ApiError e{405, "method " + request.method + " is not allowed on " + std::string(request.path()) + "; use " + allowed,
                "invalid_request_error", "", "method_not_allowed"};
-    return respond_error(endpoint, writer, e, {{"Allow", allowed}});
+    return respond_error(endpoint, writer, e, {{"Allow", endpoint == Endpoint::kCache ? "GET, DELETE" : allowed}});
   }
   const AuthDecision auth = auth_->authorize(request, endpoint);
   if (auth.error) return respond_error(endpoint, writer, *auth.error, auth.headers);
@@ -258,6 +260,8 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
                      HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", {}, intake_.metrics().exposition()});
     case Endpoint::kModels:
       return respond(endpoint, writer, models_response(request.path(), models_, started_unix_));
+    case Endpoint::kCache:
+      return respond(endpoint, writer, cache_response(request.method, request.body, intake_.cache_tiers()));
     default:
       return;
   }

@@ -20,6 +20,7 @@ std::uint8_t scope_for(Endpoint endpoint, bool metrics_open, bool readyz_open) {
     case Endpoint::kModels: return kScopeInfer;
     case Endpoint::kRetrieve: return kScopeRetrieve;
     case Endpoint::kDocuments: return kScopeDocumentsWrite;
+    case Endpoint::kCache: return kScopeAdmin;
     case Endpoint::kMetrics: return metrics_open ? 0 : kScopeAdmin;
     case Endpoint::kReadyz: return readyz_open ? 0 : kScopeAdmin;
     case Endpoint::kHealthz:

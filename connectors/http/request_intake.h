@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graph/cache_tier.h"
 #include "graph/clock.h"
 #include "graph/document_store.h"
 #include "graph/metrics.h"
@@ -47,6 +48,8 @@ class RequestIntake {
   virtual std::vector<std::shared_ptr<DocumentStore>> document_stores() const { return {}; }
   // Whether a node of the pipeline answers POST /v1/embeddings (Pipeline::answers_embeddings()).
   virtual bool answers_embeddings() const { return false; }
+  // The pipeline's caches (Pipeline::cache_tiers()), for GET and DELETE /v1/cache.
+  virtual std::vector<CacheTier*> cache_tiers() const { return {}; }
 };
 
 // Adapts a pipeline (which must outlive the returned intake).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "graph/fnv1a.h"
 #include "inference/model_error.h"
 #include "kernels/backend_factory.h"
 
@@ -12,11 +13,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ULL) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-  return h;
-}
 
 int resolve_context(const LlamaModel& m, const EngineOptions& o) {
   return o.context > 0 ? std::min(o.context, m.config().context_length) : m.config().context_length;
@@ -61,7 +57,7 @@ EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& o
             std::max(1, options.block_size), pool_blocks(model, options, context_), options.kv_type),
       blocks_(pool_),
       forward_(model, backend_.get(), std::max({options.step_tokens, options.max_running, 1})),
-      model_scope_(fnv1a(options.model_id)) {
+      model_scope_(fnv1a64(options.model_id)) {
   if (options_.class_caps.empty()) options_.class_caps = {16, 64, 128};
   for (int& cap : options_.class_caps) cap = std::max(1, cap);
   options_.max_running = std::max(1, options_.max_running);
@@ -118,7 +114,7 @@ void EngineScheduler::enqueue(GenerationRequest request, std::vector<int32_t> to
   auto seq = std::make_unique<Sequence>(std::move(request), stop);
   seq->cls = std::clamp(seq->request.priority, 0, classes() - 1);
   seq->order = next_order_++;
-  seq->scope = model_scope_ ^ (fnv1a(seq->request.tenant) * 0x9e3779b97f4a7c15ULL);
+  seq->scope = model_scope_ ^ (fnv1a64(seq->request.tenant) * 0x9e3779b97f4a7c15ULL);
   seq->prompt_tokens = int(tokens.size());
   seq->tokens = std::move(tokens);
   seq->submitted = seq->last_token = submitted;

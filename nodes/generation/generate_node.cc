@@ -188,6 +188,10 @@ void prepare_prompt(Request& r, ChatTemplate chat_template, const ServingEngine&
 
 GenerateNode::~GenerateNode() { stop(); }
 
+void GenerateNode::name_cache_tier(const std::string& node) {
+  if (engine_) kv_tier_ = std::make_unique<KvPrefixTier>(node, engine_);
+}
+
 void GenerateNode::finish(const std::shared_ptr<BatchState>& batch) {
   if (batch->open.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     Done done = std::move(batch->done);

@@ -46,6 +46,7 @@
 #include "graph/schema.h"
 #include "inference/engine/serving_engine.h"
 #include "nodes/generation/chat_template.h"
+#include "nodes/generation/kv_prefix_tier.h"
 
 namespace sluice::generation {
 
@@ -89,6 +90,9 @@ class GenerateNode final : public AsyncNode {
   void stop() override;
 
   inference::ServingEngine* engine() { return engine_.get(); }  // null when passing requests on
+  // The engine's KV prefix cache as a cache tier (null when passing requests on); `node` names it.
+  void name_cache_tier(const std::string& node);
+  CacheTier* cache_tier() override { return kv_tier_.get(); }
 
  private:
   struct BatchState;
@@ -97,6 +101,7 @@ class GenerateNode final : public AsyncNode {
   GenerateNodeOptions options_;
   Clock* clock_;
   std::shared_ptr<inference::ServingEngine> engine_;
+  std::unique_ptr<KvPrefixTier> kv_tier_;
   std::shared_ptr<std::atomic<bool>> stopping_ = std::make_shared<std::atomic<bool>>(false);
   // Requests submitted and not yet completed; stop() waits for zero.
   Mutex mu_;

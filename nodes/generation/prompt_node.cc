@@ -35,7 +35,7 @@ CitedPromptDraft cited_prompt(std::shared_ptr<const PromptNodeOptions> options, 
     }
     const retrieval::Chunk& c = gen->chunks()[chunk];
     out.passages.push_back({c.doc_id, c.title, c.text});
-    out.citations.push_back({int(i + 1), c.doc_id, c.title, c.begin, c.end});
+    out.citations.push_back({int(i + 1), c.doc_id, c.title, c.begin, c.end, retrieval::chunk_key(c)});
   }
   out.chat_template = input.kind == RequestInput::Kind::kChat ? options->chat_template : ChatTemplate::kPlain;
   out.options = std::move(options);

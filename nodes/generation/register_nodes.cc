@@ -13,8 +13,10 @@ void register_generation_nodes(NodeRegistry& registry) {
       .adds = {"answer"},
       .async = true,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
-        return std::make_unique<generation::GenerateNode>(
+        auto node = std::make_unique<generation::GenerateNode>(
             generation::generate_options_from(spec.generate(), ctx.base_dir), ctx.clock, ctx.metrics, ctx.class_names);
+        node->name_cache_tier(ctx.name);
+        return node;
       },
   });
   registry.add(NodeKind{

@@ -12,14 +12,7 @@ namespace {
 using retrieval::shared_knowledge_base;
 
 std::shared_ptr<retrieval::KnowledgeBase> open_kb(const std::string& dir, const NodeContext& ctx) {
-  if (dir.empty()) throw std::invalid_argument("knowledge_base is required");
-  std::filesystem::path p(dir);
-  if (p.is_relative() && !ctx.base_dir.empty()) p = std::filesystem::path(ctx.base_dir) / p;
-  try {
-    return shared_knowledge_base(p.string());
-  } catch (const std::exception& e) {
-    throw std::invalid_argument("knowledge_base '" + p.string() + "': " + e.what());
-  }
+  return retrieval::node_knowledge_base(dir, ctx.base_dir);
 }
 
 }  // namespace

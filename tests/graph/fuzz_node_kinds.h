@@ -24,6 +24,8 @@ inline NodeRegistry builtin_kinds_without_factories() {
            {"passthrough", {"request"}, {}, false},  // nodes/basic
            {"template", {"request"}, {"answer"}, true},
            {"embeddings", {"request"}, {}, false},  // nodes/embedding
+           {"response_cache", {"request"}, {}, false},  // nodes/cache
+           {"semantic_cache", {"request"}, {}, false},
            {"generate", {"request"}, {"answer"}, true},  // nodes/generation
            {"prompt", {"hits"}, {"prompt"}, false},
            {"embed", {"request"}, {"query.vector"}, false},  // nodes/retrieval

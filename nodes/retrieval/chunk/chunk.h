@@ -17,6 +17,12 @@ struct Chunk {
   std::uint32_t ordinal = 0;  // 0-based position among the document's chunks
 };
 
+// The chunk's content identity: its document id, '#', and 16 hex digits of FNV-1a 64 of its text.
+// It survives re-chunking when the text does not change (an edit elsewhere in the document
+// moves offsets, not keys) and changes with any edit of the text itself, which is what the
+// answer caches invalidate on (Citation::chunk_key, KnowledgeBase change listeners).
+std::string chunk_key(const Chunk& chunk);
+
 // The text both BM25 and the embedder index: the title (when there is one) then the chunk text,
 // as BEIR's reference runs do. The title is repeated on every chunk so each one stands alone.
 inline std::string index_text(const Chunk& c) {

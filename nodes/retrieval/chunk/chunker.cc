@@ -1,11 +1,19 @@
 #include "nodes/retrieval/chunk/chunker.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
+#include "graph/fnv1a.h"
 #include "nodes/retrieval/text/utf8.h"
 
 namespace sluice::retrieval {
+
+std::string chunk_key(const Chunk& chunk) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(chunk.text)));
+  return chunk.doc_id + "#" + hex;
+}
 namespace {
 
 struct Span {

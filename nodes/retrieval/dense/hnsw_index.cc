@@ -40,6 +40,8 @@ void HnswIndex::set_ef_search(std::size_t ef) {
 
 std::size_t HnswIndex::size() const { return impl_->graph->cur_element_count; }
 
+void HnswIndex::mark_removed(std::size_t i) { impl_->graph->markDelete(static_cast<hnswlib::labeltype>(i)); }
+
 void HnswIndex::add(const float* vectors, std::size_t n) {
   auto& g = *impl_->graph;
   const std::size_t first = g.cur_element_count;

@@ -43,6 +43,9 @@ class HnswIndex final : public VectorIndex {
   void save(std::ostream& out) const override;
   static std::unique_ptr<HnswIndex> load(std::istream& in);
   const HnswOptions& options() const { return options_; }
+  // Leaves vector i out of every later search (hnswlib's markDelete; it keeps its place in the
+  // graph, so callers rebuild once many are removed). Not safe while searches or adds run.
+  void mark_removed(std::size_t i);
   // Changes the query-time beam. Not safe while searches run (hnswlib keeps ef in the graph).
   void set_ef_search(std::size_t ef);
   void vector(std::size_t i, float* out) const override;

@@ -79,7 +79,7 @@ ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<Ret
   for (const auto& s : cands) {
     auto [it, fresh] = number_of.try_emplace(s.passage, static_cast<int>(number_of.size()) + 1);
     const Chunk& c = gen.chunks()[hits[s.passage].chunk];
-    if (fresh) answer.sources.push_back({it->second, c.doc_id, c.title, c.begin, c.end});
+    if (fresh) answer.sources.push_back({it->second, c.doc_id, c.title, c.begin, c.end, chunk_key(c)});
     std::string sentence = c.text.substr(s.begin, std::min(s.end - s.begin, options.max_sentence_bytes));
     for (auto& ch : sentence) {
       if (ch == '\n') ch = ' ';

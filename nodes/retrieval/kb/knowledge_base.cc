@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "graph/fnv1a.h"
 #include "inference/encoder/encoder_location.h"
 #include "nodes/retrieval/dense/use_lite_embedder.h"
 #include "nodes/retrieval/serial.h"
@@ -33,13 +35,11 @@ struct EncoderUnavailable : std::runtime_error {
 bool is_lsa(const Embedder& e) { return dynamic_cast<const LsaEmbedder*>(&e) != nullptr; }
 const char* kind_of(const Embedder& e) { return is_lsa(e) ? "lsa" : "use-lite"; }
 
-std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
+// kb.bin's fingerprints and checksums were first written with this basis (FNV's offset
+// basis with a digit lost); it stays, so stored knowledge bases keep matching.
+constexpr std::uint64_t kKbHashBasis = 1469598103934665603ull;
+std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = kKbHashBasis) {
+  return fnv1a64(std::string_view(static_cast<const char*>(data), n), h);
 }
 
 }  // namespace
@@ -253,9 +253,10 @@ IngestStats KnowledgeBase::apply(std::vector<SourceDocument> upserts, const std:
     progress(at);
   }
   embed_in_batches(to_embed, stats, progress, at);
+  std::vector<std::string> retired = retired_chunks(docs_, next);
   docs_ = std::move(next);
   stats.chunks_total = total;
-  commit(stats);
+  commit(stats, std::move(retired));
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;
 }
@@ -287,7 +288,40 @@ void KnowledgeBase::embed_in_batches(std::vector<DocState*>& states, IngestStats
   }
 }
 
-void KnowledgeBase::commit(IngestStats& stats) {
+std::vector<std::string> KnowledgeBase::retired_chunks(const std::map<std::string, DocState>& before,
+                                                       const std::map<std::string, DocState>& after) {
+  std::vector<std::string> retired;
+  for (const auto& [id, old] : before) {
+    auto it = after.find(id);
+    if (it != after.end() && it->second.fingerprint == old.fingerprint && it->second.chunks.size() == old.chunks.size()) {
+      continue;  // unchanged (a model switch re-chunks: the keys below tell)
+    }
+    std::set<std::string> kept;
+    if (it != after.end())
+      for (const auto& c : it->second.chunks) kept.insert(chunk_key(c));
+    for (const auto& c : old.chunks) {
+      std::string key = chunk_key(c);
+      if (kept.count(key) == 0) retired.push_back(std::move(key));
+    }
+  }
+  std::sort(retired.begin(), retired.end());
+  retired.erase(std::unique(retired.begin(), retired.end()), retired.end());
+  return retired;
+}
+
+std::uint64_t KnowledgeBase::add_change_listener(KbChangeListener listener) {
+  MutexLock lock(listeners_mu_);
+  const std::uint64_t id = next_listener_++;
+  listeners_[id] = std::move(listener);
+  return id;
+}
+
+void KnowledgeBase::remove_change_listener(std::uint64_t id) {
+  MutexLock lock(listeners_mu_);
+  listeners_.erase(id);
+}
+
+void KnowledgeBase::commit(IngestStats& stats, std::vector<std::string> retired) {
   std::vector<Chunk> chunks;
   std::vector<float> vectors;
   for (const auto& [id, s] : docs_) {
@@ -299,6 +333,12 @@ void KnowledgeBase::commit(IngestStats& stats) {
   version_.store(v, std::memory_order_release);
   if (!options_.directory.empty()) persist();
   if (before_swap_) before_swap_();
+  {
+    // Before the swap: no reader of the new version can meet an answer built on retired text.
+    const KbChange change{v, std::move(retired)};
+    MutexLock lock(listeners_mu_);
+    for (const auto& [id, listener] : listeners_) listener(change);
+  }
   {
     MutexLock lock(swap_mu_);
     live_ = std::move(gen);

@@ -26,7 +26,10 @@
 //    file, fsync'ed, then renamed over kb.bin after the old one is kept as kb.prev; a crash
 //    mid-write leaves kb.bin (or kb.prev) intact, and open() falls back to kb.prev when kb.bin
 //    fails its checksum.
-//  - version() increases by one per committed change; the semantic cache invalidates on it.
+//  - version() increases by one per committed change. Change listeners (the answer caches,
+//    nodes/cache/) hear of each commit before its snapshot is swapped in, and so before the
+//    ingest returns: the new version and the chunk keys (chunk_key()) it retires, those of
+//    changed or deleted documents whose text is no longer in the knowledge base.
 // Thread-safety: current()/version() from any thread at any time; mutations are serialised
 // by an internal mutex (a second ingest waits for the first), and document_count() takes the
 // same mutex, so it waits for a running ingest. set_before_swap_hook only while no mutation runs.
@@ -81,6 +84,13 @@ struct IngestProgress {
 };
 using IngestProgressFn = std::function<void(const IngestProgress&)>;
 
+// One committed change as its listeners hear of it.
+struct KbChange {
+  std::uint64_t version = 0;          // the version being committed
+  std::vector<std::string> retired;   // chunk keys no longer in the knowledge base, sorted
+};
+using KbChangeListener = std::function<void(const KbChange&)>;
+
 std::uint64_t content_fingerprint(const SourceDocument& doc);
 
 class KnowledgeBase {
@@ -109,6 +119,10 @@ class KnowledgeBase {
   // for an unknown name.
   void set_dense_model(const std::string& model) EXCLUDES(write_mu_);
   std::string dense_model() const EXCLUDES(write_mu_);
+  // Called on the ingesting thread for every later commit, before the new snapshot is swapped
+  // in; must not ingest. Returns an id for remove_change_listener. Thread-safe.
+  std::uint64_t add_change_listener(KbChangeListener listener) EXCLUDES(listeners_mu_);
+  void remove_change_listener(std::uint64_t id) EXCLUDES(listeners_mu_);
   // Test hook: called after the new snapshot is built and before it is swapped in.
   void set_before_swap_hook(std::function<void()> hook) { before_swap_ = std::move(hook); }
 
@@ -122,8 +136,11 @@ class KnowledgeBase {
                     const IngestProgressFn& progress) EXCLUDES(write_mu_);
   void embed_in_batches(std::vector<DocState*>& states, IngestStats& stats, const IngestProgressFn& progress,
                         IngestProgress& at) REQUIRES(write_mu_);
-  void commit(IngestStats& stats) REQUIRES(write_mu_) EXCLUDES(swap_mu_);
+  void commit(IngestStats& stats, std::vector<std::string> retired) REQUIRES(write_mu_) EXCLUDES(swap_mu_);
   void persist() const REQUIRES(write_mu_);
+  // Chunk keys of `before`'s changed or deleted documents that `after` no longer holds.
+  static std::vector<std::string> retired_chunks(const std::map<std::string, DocState>& before,
+                                                 const std::map<std::string, DocState>& after);
   // Called only by the constructor, which has sole access (hence REQUIRES without a lock there).
   bool load_file(const std::string& path) REQUIRES(write_mu_);
 
@@ -143,6 +160,9 @@ class KnowledgeBase {
   std::size_t changed_since_fit_ GUARDED_BY(write_mu_) = 0;
   std::string loaded_from_;                // set at construction, read-only after
   std::function<void()> before_swap_;      // test hook, not under a lock: set while no mutation runs
+  mutable Mutex listeners_mu_;             // guards listeners_ (taken inside write_mu_ by commit)
+  std::map<std::uint64_t, KbChangeListener> listeners_ GUARDED_BY(listeners_mu_);
+  std::uint64_t next_listener_ GUARDED_BY(listeners_mu_) = 1;
 };
 
 }  // namespace sluice::retrieval

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 
 #include "graph/mutex.h"
 
@@ -21,6 +22,17 @@ std::shared_ptr<KnowledgeBase> shared_knowledge_base(const std::string& director
     kb = std::make_shared<KnowledgeBase>(o);
   }
   return kb;
+}
+
+std::shared_ptr<KnowledgeBase> node_knowledge_base(const std::string& directory, const std::string& base_dir) {
+  if (directory.empty()) throw std::invalid_argument("knowledge_base is required");
+  std::filesystem::path p(directory);
+  if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+  try {
+    return shared_knowledge_base(p.string());
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("knowledge_base '" + p.string() + "': " + e.what());
+  }
 }
 
 }  // namespace sluice::retrieval

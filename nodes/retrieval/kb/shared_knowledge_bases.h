@@ -13,5 +13,8 @@ namespace sluice::retrieval {
 
 // Throws what KnowledgeBase's constructor throws (unloadable files).
 std::shared_ptr<KnowledgeBase> shared_knowledge_base(const std::string& directory);
+// A node's `knowledge_base` setting: `directory` relative to the pipeline file's `base_dir`.
+// Throws std::invalid_argument naming the setting and the problem (empty, unloadable).
+std::shared_ptr<KnowledgeBase> node_knowledge_base(const std::string& directory, const std::string& base_dir);
 
 }  // namespace sluice::retrieval

@@ -1,0 +1,75 @@
+#include <gtest/gtest.h>
+
+#include "nodes/cache/semantic_guards.h"
+
+namespace sluice::cache {
+namespace {
+
+std::optional<Guard> compare(const char* a, const char* b) {
+  return guard_mismatch(question_features(a), question_features(b));
+}
+
+struct Pair {
+  const char* a;
+  const char* b;
+};
+
+// Paraphrases every guard must let through.
+TEST(SemanticGuards, ParaphrasesPassEveryGuard) {
+  const Pair pairs[] = {
+      {"How do I enable dark mode?", "How can I turn on dark mode?"},
+      {"How do I enable Dark Mode?", "how can i switch on dark mode"},
+      {"Why doesn't my build work?", "Why does my build not work?"},
+      {"What is the limit of 5 GB per file?", "Is there a 5GB limit for each file?"},
+      {"How do I upload a file to S3?", "What's the way to upload files into S3?"},
+      {"Can I use two GPUs?", "Is it possible to use 2 GPUs?"},
+      {"What changed in March 2024?", "What was changed in March of 2024?"},
+      {"Which plan is cheaper?", "Which plan is the cheaper one?"},
+      {"How do I install Python on Windows?", "How can I install Python on Windows?"},
+      {"What does error 404 mean?", "What is the meaning of error 404?"},
+  };
+  for (const auto& p : pairs) EXPECT_FALSE(compare(p.a, p.b).has_value()) << p.a << " | " << p.b << ": " << guard_name(*compare(p.a, p.b));
+}
+
+struct Refusal {
+  const char* a;
+  const char* b;
+  Guard guard;
+};
+
+// Pairs that ask different things: each refused by the guard named.
+TEST(SemanticGuards, EachGuardRefusesWhatItGuards) {
+  const Refusal refusals[] = {
+      {"How do I enable dark mode?", "How do I disable dark mode?", Guard::kAntonym},
+      {"How do I turn on notifications?", "How do I turn off notifications?", Guard::kAntonym},
+      {"How do I upload a file?", "How do I download a file?", Guard::kAntonym},
+      {"How do I add a user?", "How do I remove a user?", Guard::kAntonym},
+      {"Should I restart the server?", "Should I not restart the server?", Guard::kNegation},
+      {"Does the free plan include backups?", "Doesn't the free plan include backups?", Guard::kNegation},
+      {"Can I store 5 GB?", "Can I store 50 GB?", Guard::kNumber},
+      {"Is the limit 10 requests per second?", "Is the limit ten requests per minute?", Guard::kNumber},
+      {"What happened on Monday?", "What happened on Tuesday?", Guard::kDate},
+      {"What were the sales last week?", "What were the sales last month?", Guard::kDate},
+      {"How fast is ModelX?", "How fast is ModelY?", Guard::kEntity},
+      {"How do I install it on Windows?", "How do I install it on Linux?", Guard::kEntity},
+      {"Does gpt-4 support images?", "Does gpt-3 support images?", Guard::kNumber},
+      {"Which plan is cheaper?", "Which plan is more expensive?", Guard::kComparative},
+      {"What is the fastest option?", "What is the slowest option?", Guard::kComparative},
+  };
+  for (const auto& r : refusals) {
+    const auto g = compare(r.a, r.b);
+    ASSERT_TRUE(g.has_value()) << r.a << " | " << r.b;
+    EXPECT_EQ(*g, r.guard) << r.a << " | " << r.b << ": " << guard_name(*g);
+    EXPECT_EQ(compare(r.b, r.a), g) << "guards are symmetric";
+  }
+}
+
+TEST(SemanticGuards, FeaturesReadNumbersWithUnitsAndNumberWords) {
+  const auto f = question_features("Do 1,000 users need 2 GB and two cores?");
+  EXPECT_NE(std::find(f.numbers.begin(), f.numbers.end(), "1000users"), f.numbers.end());
+  EXPECT_NE(std::find(f.numbers.begin(), f.numbers.end(), "2gb"), f.numbers.end());
+  EXPECT_NE(std::find(f.numbers.begin(), f.numbers.end(), "2cores"), f.numbers.end());
+}
+
+}  // namespace
+}  // namespace sluice::cache
