@@ -2,8 +2,6 @@
 
 #include <cstdio>
 
-#include "graph/system_fingerprint.h"
-
 namespace sluice::cache {
 
 CacheKey::CacheKey(std::string_view domain) { put(domain); }
@@ -75,7 +73,7 @@ CacheKey common_key(std::string_view domain, const Request& request, const Cache
   key.field("tenant", request.tenant)
       .field("pipeline", identity.pipeline)
       .field("pipeline_fingerprint", identity.pipeline_fingerprint)
-      .field("system_fingerprint", system_fingerprint())
+      .field("system_fingerprint", identity.system_fingerprint)
       .field("kind", static_cast<std::int64_t>(in.kind))
       .field("model", in.model)
       .field("max_tokens", static_cast<std::int64_t>(in.max_tokens))

@@ -41,6 +41,7 @@ class CacheKey {
 struct CacheIdentity {
   std::string pipeline;
   std::string pipeline_fingerprint;
+  std::string system_fingerprint;  // graph/system_fingerprint.h, read once the models are loaded
 };
 
 // Why `request` must not be cached ("" when it may be): only chat and completion requests

@@ -14,6 +14,7 @@
 #include "graph/clock.h"
 #include "graph/node.h"
 #include "graph/schema.h"
+#include "graph/system_fingerprint.h"
 #include "nodes/cache/answer_cache_tier.h"
 #include "nodes/cache/cache_key.h"
 #include "nodes/cache/exact_store.h"
@@ -25,6 +26,8 @@ class ResponseCacheNode final : public SyncNode {
   // Throws std::invalid_argument naming the setting (knowledge_base, invalidate).
   ResponseCacheNode(const ResponseCacheConfig& config, const NodeContext& ctx);
 
+  // Reads the system fingerprint: the generate node has loaded its model by now.
+  void start() override { identity_.system_fingerprint = system_fingerprint(); }
   void process(Batch& batch) override;
   CacheTier* cache_tier() override { return tier_.get(); }
   ExactStore& store() { return *store_; }

@@ -17,6 +17,7 @@
 #include "graph/clock.h"
 #include "graph/node.h"
 #include "graph/schema.h"
+#include "graph/system_fingerprint.h"
 #include "inference/encoder/sentence_encoder.h"
 #include "nodes/cache/answer_cache_tier.h"
 #include "nodes/cache/cache_key.h"
@@ -29,6 +30,8 @@ class SemanticCacheNode final : public SyncNode {
   // Throws std::invalid_argument naming the setting (model, knowledge_base, invalidate).
   SemanticCacheNode(const SemanticCacheConfig& config, const NodeContext& ctx);
 
+  // Reads the system fingerprint: the generate node has loaded its model by now.
+  void start() override { identity_.system_fingerprint = system_fingerprint(); }
   void process(Batch& batch) override;
   CacheTier* cache_tier() override { return tier_.get(); }
   SemanticStore* store() { return store_.get(); }

@@ -293,8 +293,10 @@ std::vector<std::string> KnowledgeBase::retired_chunks(const std::map<std::strin
   std::vector<std::string> retired;
   for (const auto& [id, old] : before) {
     auto it = after.find(id);
-    if (it != after.end() && it->second.fingerprint == old.fingerprint && it->second.chunks.size() == old.chunks.size()) {
-      continue;  // unchanged (a model switch re-chunks: the keys below tell)
+    if (it != after.end() && it->second.fingerprint == old.fingerprint &&
+        std::equal(old.chunks.begin(), old.chunks.end(), it->second.chunks.begin(), it->second.chunks.end(),
+                   [](const Chunk& a, const Chunk& b) { return a.text == b.text; })) {
+      continue;  // unchanged (a model switch re-chunks the same text: then the keys below tell)
     }
     std::set<std::string> kept;
     if (it != after.end())

@@ -35,6 +35,7 @@ TEST(CacheKey, NoKeyIsSharedAcrossTenantsPipelinesSamplingOrQuestions) {
   EXPECT_NE(base, request_cache_key(*chat("q", "acme"), kId));
   EXPECT_NE(base, request_cache_key(*chat("q"), CacheIdentity{"other", kId.pipeline_fingerprint}));
   EXPECT_NE(base, request_cache_key(*chat("q"), CacheIdentity{kId.pipeline, "fedcba9876543210"}));
+  EXPECT_NE(base, request_cache_key(*chat("q"), CacheIdentity{kId.pipeline, kId.pipeline_fingerprint, "fp_other_model"}));
   EXPECT_NE(base, request_cache_key(*chat("q", "", 0.5f), kId));
   EXPECT_NE(base, request_cache_key(*chat("Q"), kId));
   // The exact and the semantic keys of one request never meet (domains differ).
