@@ -1,7 +1,10 @@
 #include "nodes/cache/semantic_guards.h"
 
+#include "nodes/retrieval/text/analyzer.h"
+
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -98,7 +101,7 @@ const std::vector<AntonymClass>& antonym_classes() {
       {{"increase", "raise", "grow", "expand", "extend", "speed up", "scale up", "upgrade", "maximize", "maximise", "enlarge"},
        {"decrease", "reduce", "shrink", "slow down", "scale down", "downgrade", "minimize", "minimise", "truncate"}},
       {{"open", "unfold"}, {"close", "shut", "fold"}},
-      {{"reveal", "unhide", "expose"}, {"hide", "conceal", "mask"}},
+      {{"reveal", "unhide", "expose", "show", "display"}, {"hide", "conceal", "mask"}},
       {{"allow", "permit", "grant", "accept", "approve", "whitelist", "allowlist"},
        {"block", "deny", "forbid", "revoke", "reject", "blacklist", "denylist", "ban"}},
       {{"lock"}, {"unlock"}},
@@ -110,8 +113,8 @@ const std::vector<AntonymClass>& antonym_classes() {
       {{"log in", "login", "sign in", "signin", "sign up", "signup", "register"},
        {"log out", "logout", "sign out", "signout", "deregister", "unregister"}},
       {{"before", "earlier", "prior"}, {"after", "later"}},
-      {{"minimum", "min", "smallest", "lowest", "oldest", "earliest"},
-       {"maximum", "max", "largest", "highest", "newest", "latest"}},
+      {{"minimum", "min", "smallest", "lowest", "oldest", "earliest", "first"},
+       {"maximum", "max", "largest", "highest", "newest", "latest", "last"}},
       {{"input", "inbound", "incoming", "ingress", "read"}, {"output", "outbound", "outgoing", "egress", "write"}},
       {{"buy", "purchase", "borrow"}, {"sell", "refund", "lend"}},
       {{"true", "valid", "correct"}, {"false", "invalid", "incorrect", "wrong"}},
@@ -122,8 +125,12 @@ const std::vector<AntonymClass>& antonym_classes() {
       {{"inside", "internal", "within"}, {"outside", "external"}},
       {{"above"}, {"below"}},
       {{"online"}, {"offline"}},
+      {{"fast", "quick", "quickly", "rapid"}, {"slow", "slowly"}},
+      {{"cheap", "inexpensive"}, {"expensive", "costly", "pricey"}},
+      {{"hot", "warm"}, {"cold", "cool"}},
       {{"sync", "synchronous", "synchronously"}, {"async", "asynchronous", "asynchronously"}},
       {{"horizontal", "horizontally"}, {"vertical", "vertically"}},
+      {{"ascending", "asc"}, {"descending", "desc"}},
       {{"left"}, {"right"}},
   };
   return classes;
@@ -181,8 +188,9 @@ const std::unordered_map<std::string, std::string>& number_words() {
       {"twenty", "20"},  {"thirty", "30"},    {"forty", "40"},     {"fifty", "50"},   {"sixty", "60"},
       {"seventy", "70"}, {"eighty", "80"},    {"ninety", "90"},    {"hundred", "100"}, {"thousand", "1000"},
       {"million", "1000000"}, {"billion", "1000000000"}, {"dozen", "12"}, {"half", "0.5"}, {"twice", "2x"},
-      {"double", "2x"}, {"triple", "3x"}, {"once", "1x"}, {"third", "3rd"},
-      {"fourth", "4th"}, {"fifth", "5th"},};
+      {"double", "2x"}, {"triple", "3x"}, {"once", "1x"}, {"first", "1st"}, {"third", "3rd"},
+      {"fourth", "4th"}, {"fifth", "5th"}, {"sixth", "6th"}, {"seventh", "7th"}, {"eighth", "8th"},
+      {"ninth", "9th"}, {"tenth", "10th"}};
   return words;
 }
 
@@ -190,9 +198,9 @@ const std::unordered_set<std::string>& units() {
   static const std::unordered_set<std::string> u = {
       "b", "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "byte", "bytes", "bit", "bits", "ms", "s", "sec",
       "secs", "second", "seconds", "min", "mins", "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "day", "days",
-      "week", "weeks", "month", "months", "year", "years", "%", "percent", "px", "pt", "em", "rem", "mm", "cm", "m",
+      "week", "weeks", "month", "months", "year", "years", "quarter", "night", "%", "percent", "px", "pt", "em", "rem", "mm", "cm", "m",
       "km", "in", "inch", "inches", "ft", "feet", "mi", "miles", "g", "kg", "lb", "lbs", "oz", "l", "ml", "hz",
-      "khz", "mhz", "ghz", "w", "kw", "v", "mah", "dpi", "fps", "rpm", "usd", "eur", "gbp", "dollars", "euros", "x",
+      "khz", "mhz", "ghz", "w", "kw", "v", "mah", "dpi", "fps", "rpm", "am", "pm", "usd", "eur", "gbp", "dollars", "euros", "x",
       "times", "users", "requests", "tokens", "cores", "threads", "gpus", "cpus", "items", "rows", "columns"};
   return u;
 }
@@ -203,25 +211,145 @@ const std::unordered_set<std::string>& date_words() {
       "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "monday",
       "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend", "weekday", "weekdays",
       "today", "tonight", "yesterday", "tomorrow", "q1", "q2", "q3", "q4", "morning", "afternoon", "evening",
-      "night", "daily", "weekly", "monthly", "yearly", "annually", "quarterly", "hourly", "spring", "summer",
-      "autumn", "fall", "winter", "christmas", "holiday", "holidays", "now", "currently", "past", "future"};
+      "night", "spring", "summer", "autumn", "fall", "winter", "christmas", "holiday", "holidays"};
   return d;
 }
 
 const std::unordered_set<std::string>& period_words() {
-  static const std::unordered_set<std::string> p = {"week", "month", "year", "quarter", "day", "night", "time", "release", "version"};
+  static const std::unordered_set<std::string> p = {"week", "month", "year", "quarter", "day", "night", "time", "release", "version",
+                                                    "sprint", "season", "semester", "term", "shift", "cycle", "period", "weekend"};
   return p;
 }
 
-const std::unordered_set<std::string>& comparative_words() {
-  static const std::unordered_set<std::string> c = {
-      "more", "less", "fewer", "most", "least", "better", "worse", "best", "worst", "faster", "slower", "fastest",
-      "slowest", "cheaper", "cheapest", "costlier", "pricier", "bigger", "biggest", "smaller", "larger", "higher",
-      "greater", "greatest", "longer", "longest", "shorter", "shortest", "newer", "older", "easier", "easiest",
-      "harder", "hardest", "safer", "safest", "riskier", "simpler", "simplest", "heavier", "lighter", "stronger",
-      "weaker", "quicker", "quickest", "cheaply", "expensive", "cheap", "fast", "slow", "quick", "quickly", "slowly",
-      "hot", "cold", "warmer", "cooler", "hotter", "colder", "deeper", "wider", "narrower", "louder", "quieter"};
+// Comparatives and superlatives, each mapped to one spelling so synonyms agree
+// ("quickest" = "fastest", "additional" = "more", "ideal" = "best").
+const std::unordered_map<std::string, std::string>& comparative_words() {
+  static const std::unordered_map<std::string, std::string> c = [] {
+    std::unordered_map<std::string, std::string> m;
+    for (const char* w : {"more", "less", "fewer", "most", "least", "better", "worse", "best", "worst", "faster", "slower",
+                          "fastest", "slowest", "cheaper", "cheapest", "bigger", "biggest", "smaller", "smallest",
+                          "larger", "higher", "greater", "greatest", "longer", "longest", "shorter", "shortest", "newer",
+                          "older", "easier", "easiest", "harder", "hardest", "safer", "safest", "riskier", "riskiest",
+                          "simpler", "simplest", "heavier", "lighter", "stronger", "weaker", "warmer", "cooler",
+                          "hotter", "colder", "deeper", "wider", "narrower", "louder", "quieter", "lower", "lowest"}) {
+      m.emplace(w, w);
+    }
+    for (const auto& [w, same] : {std::pair<const char*, const char*>{"quicker", "faster"}, {"quickest", "fastest"},
+                                  {"additional", "more"}, {"extra", "more"}, {"ideal", "best"}, {"optimal", "best"},
+                                  {"costlier", "more expensive"}, {"pricier", "more expensive"}, {"bigger", "larger"},
+                                  {"biggest", "largest"}, {"greater", "larger"}}) {
+      m[w] = same;
+    }
+    return m;
+  }();
   return c;
+}
+
+// Units, each mapped to one spelling ("mins" = "minute", "GiB" stays apart from "GB").
+const std::unordered_map<std::string, std::string>& unit_spellings() {
+  static const std::unordered_map<std::string, std::string> u = {
+      {"s", "second"}, {"sec", "second"}, {"secs", "second"}, {"seconds", "second"}, {"min", "minute"},
+      {"mins", "minute"}, {"minutes", "minute"}, {"h", "hour"}, {"hr", "hour"}, {"hrs", "hour"}, {"hours", "hour"},
+      {"days", "day"}, {"weeks", "week"}, {"months", "month"}, {"years", "year"}, {"yrs", "year"}, {"%", "percent"},
+      {"bytes", "byte"}, {"bits", "bit"}, {"inches", "inch"}, {"in", "inch"}, {"ft", "foot"}, {"feet", "foot"},
+      {"mi", "mile"}, {"miles", "mile"}, {"lb", "pound"}, {"lbs", "pound"}, {"pounds", "pound"}, {"oz", "ounce"},
+      {"ounces", "ounce"}, {"l", "liter"}, {"liters", "liter"}, {"litres", "liter"}, {"litre", "liter"},
+      {"ml", "milliliter"}, {"kg", "kilogram"}, {"kilograms", "kilogram"}, {"kilos", "kilogram"}, {"g", "gram"},
+      {"grams", "gram"}, {"km", "kilometer"}, {"kilometers", "kilometer"}, {"kilometres", "kilometer"},
+      {"m", "meter"}, {"meters", "meter"}, {"metres", "meter"}, {"cm", "centimeter"}, {"mm", "millimeter"},
+      {"dollars", "usd"}, {"dollar", "usd"}, {"euros", "eur"}, {"euro", "eur"}, {"x", "times"}};
+  return u;
+}
+
+// Words after a number that are not its unit ("5 of them", "3 and 4", "2 to 3").
+const std::unordered_set<std::string>& not_units() {
+  static const std::unordered_set<std::string> w = {"of", "a", "an", "the", "and", "or", "to", "for", "on", "at", "by",
+                                                    "with", "from", "is", "are", "was", "in", "per", "more", "less",
+                                                    "than", "times", "or", "if", "as"};
+  return w;
+}
+
+// A number's unit as one spelling: the table's, else the word without a plural 's'.
+std::string unit_spelling(const std::string& word) {
+  if (auto u = unit_spellings().find(word); u != unit_spellings().end()) return u->second;
+  if (word.size() > 3 && word.back() == 's' && word[word.size() - 2] != 's') return word.substr(0, word.size() - 1);
+  return word;
+}
+
+// Words that carry no topic: function words, question words, politeness, light verbs.
+const std::unordered_set<std::string>& function_words() {
+  static const std::unordered_set<std::string> w = {
+      "a", "an", "the", "i", "me", "my", "mine", "we", "us", "our", "you", "your", "it", "its", "it's", "they", "them",
+      "their", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done", "can", "could",
+      "would", "should", "will", "shall", "may", "might", "must", "have", "has", "had", "how", "what", "which",
+      "who", "whom", "whose", "when", "where", "why", "there", "here", "this", "that", "these", "those", "to", "of",
+      "in", "on", "at", "for", "from", "by", "with", "as", "and", "or", "if", "so", "into", "onto", "about", "any",
+      "some", "all", "each", "every", "please", "hi", "hello", "hey", "thanks", "thank", "just", "quick",
+      "question", "way", "get", "got", "make", "use", "using", "i'm", "im", "i'd", "i've", "i'll", "what's",
+      "how's", "let", "me", "tell", "know", "need", "want", "like", "able", "possible", "there's", "someone",
+      "something", "anyone", "anything", "also", "still", "then", "than", "up", "out", "ca", "wo", "sure", "kindly",
+      "wondering", "ask", "explain", "good", "morning", "afternoon", "evening", "help", "step", "steps",
+      "per", "one"};
+  return w;
+}
+
+// Common synonyms of help-desk questions, each folded to one word for the topic guard (a
+// swap between two of them is a rewording, not a new topic).
+const std::unordered_map<std::string, std::string>& topic_synonyms() {
+  static const std::unordered_map<std::string, std::string> m = [] {
+    std::unordered_map<std::string, std::string> out;
+    const std::vector<std::vector<std::string>> groups = {
+        {"remove", "delete", "erase"},       {"change", "modify", "alter", "edit", "update"},
+        {"fix", "resolve", "solve", "repair"}, {"show", "display", "view", "see", "list"},
+        {"stop", "halt", "end"},              {"add", "attach", "insert"},
+        {"check", "verify", "confirm"},       {"cost", "price", "charge", "fee"},
+        {"buy", "purchase"},                  {"create", "make", "generate", "new"},
+        {"begin", "start"},                   {"find", "locate", "search"},
+        {"symptom", "sign"},                  {"requirement", "prerequisite"},
+        {"error", "issue", "problem"},        {"eat", "consume"},
+        {"set", "configure", "setup"},        {"app", "application"},
+        {"repo", "repository"},               {"doc", "documentation", "docs"},
+        {"dict", "dictionary"},               {"pic", "picture", "photo", "image"},
+        {"pc", "computer"},                   {"permission", "right", "access"}};
+    for (const auto& g : groups) {
+      for (const auto& w : g) out.emplace(w, g.front());
+    }
+    return out;
+  }();
+  return m;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Adverbs of rate, as the "per <unit>" they mean.
+const std::unordered_map<std::string, std::string>& rate_adverbs() {
+  static const std::unordered_map<std::string, std::string> r = {
+      {"hourly", "per hour"}, {"daily", "per day"}, {"nightly", "per night"}, {"weekly", "per week"},
+      {"monthly", "per month"}, {"quarterly", "per quarter"}, {"yearly", "per year"}, {"annually", "per year"}};
+  return r;
+}
+
+// Politeness and hedging that carry a negation without negating the question.
+const std::vector<std::vector<std::string>>& polite_formulas() {
+  static const std::vector<std::vector<std::string>> f = {
+      {"if", "it's", "not", "too", "much", "trouble"}, {"if", "its", "not", "too", "much", "trouble"},
+      {"if", "you", "don't", "mind"},  {"if", "you", "dont", "mind"},   {"i", "don't", "know"},
+      {"i", "dont", "know"},           {"i'm", "not", "sure"},          {"im", "not", "sure"},
+      {"not", "sure"},                 {"no", "worries"}};
+  return f;
 }
 
 bool has_digit(const std::string& s) {
@@ -265,6 +393,86 @@ void sort_unique(std::vector<T>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
+
+// A word without a possessive ("Australia's") or a plural 's' ("PDFs", "charges"), so that a
+// name or word matches its other inflection.
+std::string word_stem(const std::string& lower) {
+  std::string w = lower;
+  if (w.size() > 2 && w.compare(w.size() - 2, 2, "'s") == 0) w.resize(w.size() - 2);
+  if (w.size() > 3 && w.back() == 's' && w[w.size() - 2] != 's') w.pop_back();
+  return w;
+}
+
+bool numeric(const Token& t) {
+  return (!t.lower.empty() && std::isdigit(static_cast<unsigned char>(t.lower[0]))) || number_words().count(t.lower);
+}
+
+// Months that are also ordinary words count only as written mid-sentence with a capital, or
+// next to a number ("May I ask" and "march on" are not dates; "in May", "May 2024" are).
+bool is_date_word(const std::vector<Token>& tokens, std::size_t i) {
+  const Token& t = tokens[i];
+  if (!date_words().count(t.lower)) return false;
+  if (t.lower == "may" || t.lower == "march") {
+    const bool capital_mid = std::isupper(static_cast<unsigned char>(t.raw[0])) && !t.sentence_start;
+    const bool by_number = (i + 1 < tokens.size() && has_digit(tokens[i + 1].lower)) || (i > 0 && has_digit(tokens[i - 1].lower));
+    return capital_mid || by_number;
+  }
+  // "Good morning" greets; it does not ask about the morning.
+  return !(i > 0 && tokens[i - 1].lower == "good");
+}
+
+// Marks the tokens inside polite formulas, whose negations do not negate the question.
+std::vector<bool> polite_tokens(const std::vector<Token>& tokens) {
+  std::vector<bool> polite(tokens.size(), false);
+  for (const auto& formula : polite_formulas()) {
+    for (std::size_t i = 0; i + formula.size() <= tokens.size(); ++i) {
+      bool match = true;
+      for (std::size_t k = 0; k < formula.size() && match; ++k) match = tokens[i + k].lower == formula[k];
+      if (match) std::fill(polite.begin() + i, polite.begin() + i + formula.size(), true);
+    }
+  }
+  return polite;
+}
+
+// Whether a word after a number is its unit: a known unit, or a plural noun that counts
+// ("2 cups", "3 replicas"); not a verb or a word that starts the rest ("404 mean", "5 of").
+bool number_unit(const std::string& next) {
+  if (!has_alpha(next) || has_digit(next) || not_units().count(next)) return false;
+  if (units().count(next) || unit_spellings().count(next)) return true;
+  return next.size() > 3 && next.back() == 's' && next[next.size() - 2] != 's';
+}
+
+// A content word as the topic guard compares it: synonyms and comparatives folded, then the
+// Porter stem ("meaning" = "mean", "installed" = "install").
+std::string content_word(const std::string& lower) {
+  static const retrieval::Analyzer stemmer(retrieval::AnalyzerOptions{"porter", "none", {}, 64});
+  std::string w = word_stem(lower);
+  if (auto c = comparative_words().find(lower); c != comparative_words().end()) w = c->second;
+  if (auto s = topic_synonyms().find(w); s != topic_synonyms().end()) w = s->second;
+  return stemmer.stem(w);
+}
+
+// An antonym class and side as one content word, so that "enable" and "turn on" agree.
+std::string polar_word(std::pair<int, int> polar) {
+  return "~" + std::to_string(polar.first) + (polar.second ? "b" : "a");
+}
+
+// The unit written after a number token at i: in the same word ("5gb") or the next.
+std::string number_with_unit(const std::vector<Token>& tokens, std::size_t i, std::string n) {
+  std::size_t letters = n.size();
+  while (letters > 0 && !std::isdigit(static_cast<unsigned char>(n[letters - 1])) && n[letters - 1] != '.') --letters;
+  if (letters < n.size()) {  // "5gb", "10ms", "1st"
+    const std::string suffix = n.substr(letters);
+    if (suffix == "st" || suffix == "nd" || suffix == "rd" || suffix == "th") return n;
+    return n.substr(0, letters) + " " + unit_spelling(suffix);
+  }
+  if (i + 1 < tokens.size()) {
+    const std::string& next = tokens[i + 1].lower;
+    if (number_unit(next)) return n + " " + unit_spelling(next);
+  }
+  return n;
+}
+
 }  // namespace
 
 const char* guard_name(Guard guard) {
@@ -275,6 +483,7 @@ const char* guard_name(Guard guard) {
     case Guard::kDate: return "date";
     case Guard::kEntity: return "entity";
     case Guard::kComparative: return "comparative";
+    case Guard::kTopic: return "topic";
   }
   return "?";
 }
@@ -282,53 +491,79 @@ const char* guard_name(Guard guard) {
 QuestionFeatures question_features(std::string_view question) {
   QuestionFeatures f;
   const std::vector<Token> tokens = tokenize(question);
+  const std::vector<bool> polite = polite_tokens(tokens);
   const PolarIndex& polar = polar_index();
   int negations = 0;
+  std::string name_head;  // the last word of the run of entity words being read
+  auto end_name = [&] {
+    if (!name_head.empty()) f.entities.push_back(std::move(name_head));
+    name_head.clear();
+  };
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const Token& t = tokens[i];
     const std::string& w = t.lower;
     f.words.push_back(w);
-    if (negation_cues().count(w) || (w.size() > 3 && w.compare(w.size() - 3, 3, "n't") == 0)) ++negations;
+    f.words.push_back(word_stem(w));
+    const bool negation = negation_cues().count(w) || (w.size() > 3 && w.compare(w.size() - 3, 3, "n't") == 0);
+    if (!polite[i] && negation) ++negations;
+    // Content words for the topic guard; a number's unit is the number guard's.
+    const bool unit = i > 0 && numeric(tokens[i - 1]) && number_unit(tokens[i].lower);
+    if (!negation && !polite[i] && !unit && !function_words().count(w) && !has_digit(w) && !polar.words.count(w) &&
+        !(i + 1 < tokens.size() && polar.phrases.count(w + " " + tokens[i + 1].lower))) {
+      f.content.push_back(content_word(w));
+    }
+    // Names: a run of entity words is one name, known by its last word ("Microsoft Word" is a
+    // Word; "Google Drive" is not a "Google Cloud").
+    if (is_entity(t)) {
+      name_head = word_stem(w);
+    } else {
+      end_name();
+    }
     // Antonyms: a two-word phrase first ("turn on"), then the word alone.
     if (i + 1 < tokens.size()) {
       auto p = polar.phrases.find(w + " " + tokens[i + 1].lower);
       if (p != polar.phrases.end()) {
         f.polar.push_back(p->second);
+        f.content.push_back(polar_word(p->second));
         ++i;
         f.words.push_back(tokens[i].lower);
         continue;
       }
     }
-    if (auto p = polar.words.find(w); p != polar.words.end()) f.polar.push_back(p->second);
-    // Numbers, with the unit that follows them (in the same word or the next).
+    if (auto p = polar.words.find(w); p != polar.words.end()) {
+      f.polar.push_back(p->second);
+      f.content.push_back(polar_word(p->second));  // "enable" = "turn on" for the topic guard too
+    }
+    // Numbers, with the unit that follows them (in the same word or the next), and ordinals.
     if (has_digit(w)) {
       std::string n = strip_commas(w);
       const bool leading_digit = std::isdigit(static_cast<unsigned char>(n[0])) || n[0] == '.';
-      if (leading_digit) {
-        if (!has_alpha(n) && i + 1 < tokens.size() && units().count(tokens[i + 1].lower)) n += tokens[i + 1].lower;
-        f.numbers.push_back(n);
-      } else {
-        f.numbers.push_back(n);  // v2, gpt-4: the entity guard sees them too
-      }
+      f.numbers.push_back(leading_digit ? number_with_unit(tokens, i, n) : n);  // v2, gpt-4: the entity guard's too
       if (n.size() == 4 && (n.rfind("19", 0) == 0 || n.rfind("20", 0) == 0) && !has_alpha(n)) f.dates.push_back(n);
     } else if (auto nw = number_words().find(w); nw != number_words().end()) {
-      std::string n = nw->second;
-      if (i + 1 < tokens.size() && units().count(tokens[i + 1].lower)) n += tokens[i + 1].lower;
-      f.numbers.push_back(n);
+      f.numbers.push_back(number_with_unit(tokens, i, nw->second));
+    } else if (w == "second" && !(i > 0 && (numeric(tokens[i - 1]) || tokens[i - 1].lower == "per" ||
+                                           tokens[i - 1].lower == "every" || tokens[i - 1].lower == "each" ||
+                                           tokens[i - 1].lower == "a"))) {
+      f.numbers.push_back("2nd");  // "the second half"; "5 second", "per second", "a second" are time
     }
-    // Rates: "per second" and "per minute" differ as much as 10 and 100 do.
+    // Rates: "per second" and "per minute" differ as much as 10 and 100 do; "daily" is "per day".
     if ((w == "per" || w == "every" || w == "each") && i + 1 < tokens.size() && units().count(tokens[i + 1].lower)) {
-      f.numbers.push_back("per " + tokens[i + 1].lower);
+      f.numbers.push_back("per " + unit_spelling(tokens[i + 1].lower));
     }
+    if (auto r = rate_adverbs().find(w); r != rate_adverbs().end()) f.numbers.push_back(r->second);
     // Dates: names, relative days, and "last/next/this <period>".
-    if (date_words().count(w)) f.dates.push_back(w);
-    if ((w == "last" || w == "next" || w == "this" || w == "previous" || w == "coming") && i + 1 < tokens.size() &&
-        period_words().count(tokens[i + 1].lower)) {
-      f.dates.push_back(w + " " + tokens[i + 1].lower);
+    if (is_date_word(tokens, i)) f.dates.push_back(w);
+    // "this" only before a period word ("this error" is no date); the others before any noun
+    // ("last sprint", "next release").
+    if (i + 1 < tokens.size() && has_alpha(tokens[i + 1].lower) && !function_words().count(tokens[i + 1].lower) &&
+        (w == "last" || w == "next" || w == "previous" || w == "coming" || w == "past" ||
+         (w == "this" && period_words().count(tokens[i + 1].lower)))) {
+      f.dates.push_back(w == "previous" || w == "past" ? "last " + tokens[i + 1].lower : w + " " + tokens[i + 1].lower);
     }
-    if (comparative_words().count(w)) f.comparatives.push_back(w);
-    if (is_entity(t)) f.entities.push_back(w);
+    if (auto c = comparative_words().find(w); c != comparative_words().end()) f.comparatives.push_back(c->second);
   }
+  end_name();
   f.negated = negations % 2 == 1;
   sort_unique(f.polar);
   std::sort(f.numbers.begin(), f.numbers.end());
@@ -336,21 +571,62 @@ QuestionFeatures question_features(std::string_view question) {
   sort_unique(f.entities);
   sort_unique(f.words);
   sort_unique(f.comparatives);
+  sort_unique(f.content);
   return f;
 }
 
 std::optional<Guard> guard_mismatch(const QuestionFeatures& a, const QuestionFeatures& b) {
   if (a.negated != b.negated) return Guard::kNegation;
-  if (a.polar != b.polar) return Guard::kAntonym;
+  // Opposites: a class of opposites both questions use, used on different sides. A class only
+  // one question uses is a rewording ("restore" vs "get back a deleted file"); saying the
+  // opposite takes the opposite word or a negation, which the negation guard counts.
+  for (const auto& [cls, side] : a.polar) {
+    bool same_class = false, same_side = false;
+    for (const auto& [cls_b, side_b] : b.polar) {
+      if (cls_b != cls) continue;
+      same_class = true;
+      same_side = same_side || side_b == side;
+    }
+    if (same_class && !same_side) return Guard::kAntonym;
+  }
+  for (const auto& [cls, side] : b.polar) {
+    bool same_class = false, same_side = false;
+    for (const auto& [cls_a, side_a] : a.polar) {
+      if (cls_a != cls) continue;
+      same_class = true;
+      same_side = same_side || side_a == side;
+    }
+    if (same_class && !same_side) return Guard::kAntonym;
+  }
   if (a.numbers != b.numbers) return Guard::kNumber;
   if (a.dates != b.dates) return Guard::kDate;
-  // An entity must appear among the other question's words (capitalisation aside).
+  // A name (its last word) must appear among the other question's words (capitalisation aside).
   auto covered = [](const std::vector<std::string>& entities, const std::vector<std::string>& words) {
     return std::all_of(entities.begin(), entities.end(),
                        [&](const std::string& e) { return std::binary_search(words.begin(), words.end(), e); });
   };
   if (!covered(a.entities, b.words) || !covered(b.entities, a.words)) return Guard::kEntity;
   if (a.comparatives != b.comparatives) return Guard::kComparative;
+  std::vector<std::string> only_a, only_b;
+  std::set_difference(a.content.begin(), a.content.end(), b.content.begin(), b.content.end(), std::back_inserter(only_a));
+  std::set_difference(b.content.begin(), b.content.end(), a.content.begin(), a.content.end(), std::back_inserter(only_b));
+  // A word against its reversal by prefix (pin/unpin, activate/deactivate, like/dislike),
+  // which no word list can hold in full.
+  for (const std::string& x : only_a) {
+    for (const std::string& y : only_b) {
+      const std::string& shorter = x.size() < y.size() ? x : y;
+      const std::string& longer = x.size() < y.size() ? y : x;
+      for (const char* prefix : {"un", "de", "dis"}) {
+        if (longer == prefix + shorter) return Guard::kAntonym;
+      }
+    }
+  }
+  // One content word swapped for another, not a typo of it.
+  // (A word of an antonym class against another word is the antonym guard's: one-sided, it passes.)
+  if (only_a.size() == 1 && only_b.size() == 1 && only_a[0][0] != '~' && only_b[0][0] != '~' &&
+      edit_distance(only_a[0], only_b[0]) > 2) {
+    return Guard::kTopic;
+  }
   return std::nullopt;
 }
 

@@ -18,7 +18,13 @@
 //                underscores inside (config.yaml, api/v1), quoted text, and capitalised
 //                words not at the start of the question; an entity of one question must
 //                appear among the words of the other (so "Dark Mode" = "dark mode");
-//   comparative  comparatives and superlatives (faster, cheapest, more, least, ...).
+//   comparative  comparatives and superlatives (faster, cheapest, more, least, ...), synonyms
+//                spelled one way (quickest = fastest, additional = more);
+//   topic        one content word swapped for another in otherwise the same question ("enable
+//                logging" vs "enable caching"): the content words (function words, negations
+//                and politeness left out; plurals, possessives and common synonyms folded) of
+//                each question lack exactly one of the other's, and the two differ by more
+//                than a typo (an edit distance over 2).
 //
 // A guard can only refuse a hit, never make one: a false rejection costs one inference, a
 // false hit serves a wrong answer. Pure functions; thread-safe.
@@ -32,8 +38,8 @@
 
 namespace sluice::cache {
 
-enum class Guard { kNegation, kAntonym, kNumber, kDate, kEntity, kComparative };
-inline constexpr int kGuardCount = 6;
+enum class Guard { kNegation, kAntonym, kNumber, kDate, kEntity, kComparative, kTopic };
+inline constexpr int kGuardCount = 7;
 const char* guard_name(Guard guard);  // "negation", "antonym", ...
 
 struct QuestionFeatures {
@@ -44,6 +50,7 @@ struct QuestionFeatures {
   std::vector<std::string> entities;        // lower-cased, sorted, unique
   std::vector<std::string> words;           // every lower-cased word, sorted, unique
   std::vector<std::string> comparatives;    // sorted, unique
+  std::vector<std::string> content;         // content words, folded (see topic), sorted, unique
 };
 
 QuestionFeatures question_features(std::string_view question);

@@ -66,9 +66,51 @@ TEST(SemanticGuards, EachGuardRefusesWhatItGuards) {
 
 TEST(SemanticGuards, FeaturesReadNumbersWithUnitsAndNumberWords) {
   const auto f = question_features("Do 1,000 users need 2 GB and two cores?");
-  EXPECT_NE(std::find(f.numbers.begin(), f.numbers.end(), "1000users"), f.numbers.end());
-  EXPECT_NE(std::find(f.numbers.begin(), f.numbers.end(), "2gb"), f.numbers.end());
-  EXPECT_NE(std::find(f.numbers.begin(), f.numbers.end(), "2cores"), f.numbers.end());
+  EXPECT_NE(std::find(f.numbers.begin(), f.numbers.end(), "1000 user"), f.numbers.end());
+  EXPECT_NE(std::find(f.numbers.begin(), f.numbers.end(), "2 gb"), f.numbers.end());
+  EXPECT_NE(std::find(f.numbers.begin(), f.numbers.end(), "2 core"), f.numbers.end());
+  // "5GB" = "5 GB"; "mins" = "minutes"; "daily" = "every day".
+  EXPECT_FALSE(compare("Can I store 5GB?", "Can I store 5 GB?").has_value());
+  EXPECT_FALSE(compare("Does it time out after 5 mins?", "Does it time out after 5 minutes?").has_value());
+  EXPECT_FALSE(compare("How do I run a job daily?", "How do I run a job every day?").has_value());
+}
+
+// Rewordings the guards must let through: a word on one side only, politeness that carries a
+// negation, greetings, a month name that is a verb, synonyms, typos.
+TEST(SemanticGuards, OneSidedWordsPolitenessAndTyposPass) {
+  const Pair pairs[] = {
+      {"How do I restore a file from the bin?", "Can I get back a deleted file from the bin?"},
+      {"If it's not too much trouble, how do I set up SSO?", "How do I set up SSO?"},
+      {"Good morning, how do I add a team member?", "How do I add a team member?"},
+      {"May I ask how to change the interface language?", "How do I change the interface language?"},
+      {"How do I remove a webhook?", "How do I delete a webhook?"},
+      {"How do I instal the CLI?", "How do I install the CLI?"},
+      {"What is the capital of Australia?", "Which city is Australia's capital?"},
+      {"How do I insert a page break in Word?", "How do I insert a page break in Microsoft Word?"},
+      {"What does error 404 mean?", "What is the meaning of error 404?"},
+  };
+  for (const auto& p : pairs) EXPECT_FALSE(compare(p.a, p.b).has_value()) << p.a << " | " << p.b << ": " << guard_name(*compare(p.a, p.b));
+}
+
+TEST(SemanticGuards, SwapsOrdinalsPrefixesAndTimesAreRefused) {
+  const Refusal refusals[] = {
+      {"How do I enable logging for the gateway?", "How do I enable caching for the gateway?", Guard::kTopic},
+      {"How do I pin a message?", "How do I unpin a message?", Guard::kAntonym},
+      {"How do I activate the plugin?", "How do I deactivate the plugin?", Guard::kAntonym},
+      {"How do I get the first element of a list?", "How do I get the last element of a list?", Guard::kAntonym},
+      {"What were sales in the first half of 2024?", "What were sales in the second half of 2024?", Guard::kNumber},
+      {"How much protein is in 5 ounces of chicken?", "How much protein is in 5 pounds of chicken?", Guard::kNumber},
+      {"What were the errors between 9 and 10 am?", "What were the errors between 9 and 10 pm?", Guard::kNumber},
+      {"How many tickets were closed this sprint?", "How many tickets were closed last sprint?", Guard::kDate},
+      {"What changed in May?", "What changed in June?", Guard::kDate},
+      {"How do I sync Google Drive?", "How do I sync Google Photos?", Guard::kEntity},
+  };
+  for (const auto& r : refusals) {
+    const auto g = compare(r.a, r.b);
+    ASSERT_TRUE(g.has_value()) << r.a << " | " << r.b;
+    EXPECT_EQ(*g, r.guard) << r.a << " | " << r.b << ": " << guard_name(*g);
+    EXPECT_EQ(compare(r.b, r.a), g) << "guards are symmetric";
+  }
 }
 
 }  // namespace
