@@ -1,5 +1,6 @@
 #include "nodes/cache/answer_cache_tier.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "nodes/retrieval/kb/knowledge_base.h"
@@ -54,12 +55,35 @@ void AnswerCacheTier::on_change(std::uint64_t version, const std::vector<std::st
     return log_.retires(e.answer.kb_version, e.answer.cited, version, retired);
   });
   publish();
+  if (shared_) {
+    SharedInvalidation what;
+    what.all = log_.policy() == InvalidationPolicy::kAll;
+    if (!what.all) what.chunks = retired;
+    if (what.all || !what.chunks.empty()) shared_->invalidate(what);
+  }
 }
 
 std::size_t AnswerCacheTier::invalidate(const CacheInvalidation& what) {
   const std::size_t n = store_.remove_if([&](const EntryInfo& e) { return what.all_tenants || e.tenant == what.tenant; });
   publish();
+  if (shared_) {
+    SharedInvalidation shared;
+    shared.all = what.all_tenants;
+    if (!what.all_tenants) shared.tenant = what.tenant;
+    shared_->invalidate(shared);
+  }
   return n;
+}
+
+void AnswerCacheTier::apply_remote(const SharedInvalidation& what) {
+  store_.remove_if([&](const EntryInfo& e) {
+    if (what.all || (what.tenant && e.tenant == *what.tenant)) return true;
+    for (const auto& c : what.chunks) {
+      if (std::binary_search(e.answer.cited.begin(), e.answer.cited.end(), c)) return true;
+    }
+    return false;
+  });
+  publish();
 }
 
 void AnswerCacheTier::count_hit(const CachedAnswer& answer) {

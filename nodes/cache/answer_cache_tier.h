@@ -1,7 +1,8 @@
 // AnswerCacheTier: what the two answer cache nodes (response_cache, semantic_cache) share
 // besides their store: the CacheTier a connector sees (GET and DELETE /v1/cache), the
 // knowledge-base listener that drops entries citing changed or deleted chunks before the
-// ingest that changed them returns (kb_change_log.h), and the metrics:
+// ingest that changed them returns (kb_change_log.h), the hand-over of invalidations to the
+// shared Redis tier when there is one (redis_tier.h), and the metrics:
 //
 //   sluice_cache_lookups_total{pipeline,node,tier,result}      hit, miss, uncacheable
 //   sluice_cache_guard_rejections_total{pipeline,node,guard}   semantic candidates a guard refused
@@ -26,6 +27,7 @@
 #include "nodes/cache/cached_answer.h"
 #include "nodes/cache/exact_store.h"
 #include "nodes/cache/kb_change_log.h"
+#include "nodes/cache/redis_tier.h"
 #include "nodes/cache/semantic_guards.h"
 
 namespace sluice::retrieval {
@@ -62,6 +64,12 @@ class AnswerCacheTier final : public CacheTier {
   // Brings the gauges and removal counters up to the store's counts (after a put or removal).
   void publish() EXCLUDES(publish_mu_);
 
+  // store: redis: invalidations made here also go to Redis and the other instances (set once,
+  // before requests flow).
+  void set_shared(std::shared_ptr<RedisTier> shared) { shared_ = std::move(shared); }
+  // An invalidation another instance made: drops the same entries from this L1.
+  void apply_remote(const SharedInvalidation& what);
+
  private:
   void on_change(std::uint64_t version, const std::vector<std::string>& retired);
 
@@ -69,6 +77,7 @@ class AnswerCacheTier final : public CacheTier {
   const Store store_;
   KbChangeLog log_;
   std::shared_ptr<retrieval::KnowledgeBase> kb_;
+  std::shared_ptr<RedisTier> shared_;
   std::uint64_t listener_ = 0;
   Counter* hits_ = nullptr;
   Counter* misses_ = nullptr;

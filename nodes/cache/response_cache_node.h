@@ -4,6 +4,8 @@
 // gets the same SSE framing as a live answer) and completes it, so the nodes behind it skip
 // the request; a miss puts an AnswerRecorder on the request, which stores the answer when it
 // completes successfully, unless the knowledge base changed what it cited meanwhile.
+// With store: redis, Redis is L2 behind the in-process store: an L1 miss reads it (the whole
+// key compared), a stored answer is written to both (redis_tier.h).
 // docs/caching.md has the keys, the knobs and the invalidation rules.
 //
 // Thread-safety: process() may run on several workers; the store serialises.
@@ -18,6 +20,7 @@
 #include "nodes/cache/answer_cache_tier.h"
 #include "nodes/cache/cache_key.h"
 #include "nodes/cache/exact_store.h"
+#include "nodes/cache/redis_tier.h"
 
 namespace sluice::cache {
 
@@ -33,11 +36,17 @@ class ResponseCacheNode final : public SyncNode {
   ExactStore& store() { return *store_; }
 
  private:
+  static std::string shared_id(const std::string& key);
+  // L1, then (store: redis) L2, which fills L1 on a hit.
+  std::shared_ptr<const CachedAnswer> find(const std::string& key, const std::string& tenant);
+
   const Clock& clock_;
+  StoreLimits store_limits_;
   CacheIdentity identity_;
   bool cache_sampled_;
   std::size_t max_answer_bytes_;
   std::shared_ptr<ExactStore> store_;
+  std::shared_ptr<RedisTier> shared_;  // store: redis
   std::shared_ptr<AnswerCacheTier> tier_;
 };
 

@@ -13,7 +13,7 @@ namespace sluice::cache {
 
 SemanticCacheNode::SemanticCacheNode(const SemanticCacheConfig& config, const NodeContext& ctx)
     : clock_(*ctx.clock),
-      identity_{ctx.pipeline_name, ctx.pipeline_fingerprint},
+      identity_{ctx.pipeline_name, ctx.pipeline_fingerprint, ""},
       cache_sampled_(config.cache_sampled()),
       threshold_(static_cast<float>(config.threshold())),
       candidates_(config.candidates()),
@@ -43,6 +43,27 @@ SemanticCacheNode::SemanticCacheNode(const SemanticCacheConfig& config, const No
                              [store] { return store->counts(); }},
       config.knowledge_base().empty() ? nullptr : retrieval::node_knowledge_base(config.knowledge_base(), ctx.base_dir),
       invalidation_policy(config.invalidate()));
+  if (config.store() == "redis") {
+    // Entries other instances store are mirrored into this index; invalidations they make
+    // drop the same entries here.
+    std::weak_ptr<AnswerCacheTier> tier = tier_;
+    std::weak_ptr<SemanticStore> weak_store = store_;
+    const Clock* clock = &clock_;
+    shared_ = node_redis_tier(
+        ctx, "semantic", config.redis_url(), duration_nanos(config.redis_timeout()), limits.ttl, /*mirror=*/true,
+        RedisTier::Handlers{
+            [weak_store, tier, clock](const v1::CachedAnswerRecord& record) {
+              auto store = weak_store.lock();
+              auto answer = answer_from_record(record, *clock);
+              if (!store || !answer || static_cast<std::size_t>(record.vector_size()) != store->dimension()) return;
+              store->put(record.key(), record.tenant(), record.question(), record.vector().data(), std::move(answer));
+              if (auto t = tier.lock()) t->publish();
+            },
+            [tier](const SharedInvalidation& what) {
+              if (auto t = tier.lock()) t->apply_remote(what);
+            }});
+    tier_->set_shared(shared_);
+  }
 }
 
 void SemanticCacheNode::process(Batch& batch) {
@@ -77,9 +98,17 @@ void SemanticCacheNode::process(Batch& batch) {
     if (found.rejected_by) tier_->count_rejection(*found.rejected_by);
     tier_->count_miss();
     r.add_tap(std::make_shared<AnswerRecorder>(
-        [store = store_, tier = tier_, scope = std::move(scope), tenant = r.tenant, question = questions[i],
-         vector = std::vector<float>(v, v + dim)](std::shared_ptr<const CachedAnswer> a) {
+        [store = store_, tier = tier_, shared = shared_, clock = &clock_, scope = std::move(scope), tenant = r.tenant,
+         question = questions[i], vector = std::vector<float>(v, v + dim)](std::shared_ptr<const CachedAnswer> a) {
           if (!tier->valid(*a)) return;
+          if (shared) {
+            v1::CachedAnswerRecord record = answer_record(*a, *clock);
+            record.set_key(scope);
+            record.set_tenant(tenant);
+            record.set_question(question);
+            record.mutable_vector()->Add(vector.begin(), vector.end());
+            shared->put(shared->new_id(), record);
+          }
           store->put(scope, tenant, question, vector.data(), std::move(a));
           tier->publish();
         },

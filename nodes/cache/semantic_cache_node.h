@@ -21,6 +21,7 @@
 #include "inference/encoder/sentence_encoder.h"
 #include "nodes/cache/answer_cache_tier.h"
 #include "nodes/cache/cache_key.h"
+#include "nodes/cache/redis_tier.h"
 #include "nodes/cache/semantic_store.h"
 
 namespace sluice::cache {
@@ -46,6 +47,7 @@ class SemanticCacheNode final : public SyncNode {
   std::shared_ptr<inference::SentenceEncoder> encoder_;
   std::shared_ptr<SemanticStore> store_;
   std::shared_ptr<AnswerCacheTier> tier_;
+  std::shared_ptr<RedisTier> shared_;  // store: redis
 };
 
 }  // namespace sluice::cache

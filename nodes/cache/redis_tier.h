@@ -1,0 +1,124 @@
+// RedisTier: the answer caches' optional shared tier (store: redis; docs/caching.md, "Shared
+// across instances"). The in-process store stays in front as L1; Redis holds every instance's
+// entries as L2 so that instances behind one load balancer share hits.
+//
+//   exact     an entry is the value <prefix>e:<hash of the key>, a CachedAnswerRecord with the
+//             whole key inside: get() returns it and the caller compares the key (a hash
+//             collision is a miss, never a wrong answer). Expires with the tier's ttl (PX).
+//   semantic  Redis (Debian 12's 7.0) has no vector search, so entries are mirrored: put()
+//             also publishes the entry's id on <prefix>events and every other instance loads
+//             it into its own index (Handlers::added); a (re)connecting instance loads all of
+//             them (SCAN), within its L1 byte budget.
+//   both      sets <prefix>t:<tenant>, <prefix>c:<chunk key> and <prefix>all index the entries,
+//             so invalidate() deletes what DELETE /v1/cache or a knowledge-base update selects
+//             from Redis and publishes it; the other instances drop the same from their L1
+//             (Handlers::invalidated).
+//
+// Outages: while Redis is unreachable, lookups miss L2 at once (RedisConnection fails fast),
+// puts are dropped, and invalidations are queued (up to 64; more collapse into "all") and
+// applied when it is back. An instance whose subscription broke may have missed others'
+// invalidations, so on reconnecting it drops its whole L1 (the safe side) and, for the
+// semantic tier, reloads the entries from Redis. No restart is needed either way.
+//
+// Metrics: sluice_cache_redis_up{pipeline,node,tier} (gauge), sluice_cache_redis_errors_total,
+// sluice_cache_redis_hits_total (lookups L2 answered), sluice_cache_redis_mirrored_total
+// (entries loaded from other instances).
+//
+// Thread-safety: every method from any thread; the handlers run on the subscriber thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graph/clock.h"
+#include "graph/metrics.h"
+#include "graph/mutex.h"
+#include "graph/node.h"
+#include "nodes/cache/cached_answer.h"
+#include "nodes/cache/redis_connection.h"
+#include "sluice/cache_record.pb.h"
+
+namespace sluice::cache {
+
+// An invalidation as instances exchange it.
+struct SharedInvalidation {
+  bool all = false;                   // every entry
+  std::optional<std::string> tenant;  // or this tenant's entries
+  std::vector<std::string> chunks;    // or the entries citing any of these chunk keys
+};
+
+// CachedAnswer <-> record (the answer's fields; the caller sets key, tenant, question, vector).
+v1::CachedAnswerRecord answer_record(const CachedAnswer& answer, const Clock& clock);
+// Null when the record is of another version; `created` is placed on `clock` by its age.
+std::shared_ptr<const CachedAnswer> answer_from_record(const v1::CachedAnswerRecord& record, const Clock& clock);
+
+class RedisTier {
+ public:
+  struct Options {
+    RedisAddress address;
+    std::chrono::milliseconds timeout{50};
+    std::string prefix;   // "sluice:cache:<pipeline>:<node>:"
+    Nanos ttl = 0;        // 0: entries do not expire
+    bool mirror = false;  // semantic: load every entry into L1
+  };
+  struct Handlers {
+    std::function<void(const v1::CachedAnswerRecord&)> added;    // mirror: an entry to load
+    std::function<void(const SharedInvalidation&)> invalidated;  // drop these from L1
+  };
+  RedisTier(Options options, Handlers handlers, const Clock& clock, MetricsRegistry* metrics, const Labels& labels);
+  ~RedisTier();
+  RedisTier(const RedisTier&) = delete;
+  RedisTier& operator=(const RedisTier&) = delete;
+
+  // The record stored under `id`, or nullopt (absent, undecodable, or Redis down).
+  std::optional<v1::CachedAnswerRecord> get(const std::string& id);
+  // Stores the record under `id` with the ttl, indexes it, and (mirror) announces it.
+  void put(const std::string& id, const v1::CachedAnswerRecord& record);
+  // Deletes the selected entries from Redis and tells the other instances.
+  void invalidate(const SharedInvalidation& what);
+  void count_hit() { if (hits_) hits_->inc(); }
+  bool up() const { return commands_.up(); }
+  // A new entry id for a semantic entry: unique across instances.
+  std::string new_id();
+
+ private:
+  void subscribe_loop();
+  void on_connected(bool after_outage);
+  void load_all();
+  bool delete_set_members(const std::string& set);
+  bool apply(const SharedInvalidation& what);
+  void error();
+
+  const Options options_;
+  const Handlers handlers_;
+  const Clock& clock_;
+  const std::string instance_;  // random: tells this instance's own messages apart
+  RedisConnection commands_;
+  std::atomic<std::uint64_t> next_id_{1};
+  Gauge* up_ = nullptr;
+  Counter* errors_ = nullptr;
+  Counter* hits_ = nullptr;
+  Counter* mirrored_ = nullptr;
+
+  Mutex pending_mu_;
+  std::vector<SharedInvalidation> pending_ GUARDED_BY(pending_mu_);  // not yet applied to Redis (<= 64)
+
+  Mutex stop_mu_;
+  CondVar stop_cv_;
+  bool stop_ GUARDED_BY(stop_mu_) = false;
+  int subscriber_fd_ GUARDED_BY(stop_mu_) = -1;  // shut down to wake the subscriber
+  std::thread subscriber_;
+};
+
+// The shared tier of a cache node with store: redis: prefix "sluice:cache:<pipeline>:<node>:",
+// labels pipeline/node/tier. Throws std::invalid_argument naming redis_url when it is not one.
+std::shared_ptr<RedisTier> node_redis_tier(const NodeContext& ctx, const std::string& tier, const std::string& url,
+                                           Nanos timeout, Nanos ttl, bool mirror, RedisTier::Handlers handlers);
+
+}  // namespace sluice::cache

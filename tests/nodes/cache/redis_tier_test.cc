@@ -1,0 +1,209 @@
+// The shared Redis tier against a real redis-server: two RedisTier objects with one prefix are
+// two instances of one pipeline behind a load balancer.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "graph/mutex.h"
+#include "nodes/cache/redis_tier.h"
+#include "nodes/cache/semantic_store.h"
+#include "tests/nodes/cache/redis_server.h"
+
+namespace sluice::cache {
+namespace {
+
+using testing::eventually;
+using testing::RedisServer;
+
+std::shared_ptr<CachedAnswer> answer(const std::string& text, std::vector<std::string> cited = {}) {
+  auto a = std::make_shared<CachedAnswer>();
+  a->parts = {{false, "", text}, {true, "sources", R"([{"n":1}])"}};
+  a->usage = {12, 3};
+  a->finish_reason = "stop";
+  a->kb_version = 7;
+  a->cited = std::move(cited);
+  a->seconds = 1.5;
+  return a;
+}
+
+// What an instance saw through its handlers.
+struct Instance {
+  Mutex mu;
+  std::vector<v1::CachedAnswerRecord> added GUARDED_BY(mu);
+  std::vector<SharedInvalidation> invalidated GUARDED_BY(mu);
+  std::unique_ptr<RedisTier> tier;
+
+  Instance(const RedisServer& server, const Clock& clock, bool mirror, Nanos ttl = 0) {
+    RedisTier::Options o;
+    EXPECT_TRUE(parse_redis_url(server.url(), &o.address).ok());
+    o.timeout = std::chrono::milliseconds(200);
+    o.prefix = "sluice:cache:test:node:";
+    o.ttl = ttl;
+    o.mirror = mirror;
+    tier = std::make_unique<RedisTier>(
+        o,
+        RedisTier::Handlers{[this](const v1::CachedAnswerRecord& r) {
+                              MutexLock lock(mu);
+                              added.push_back(r);
+                            },
+                            [this](const SharedInvalidation& w) {
+                              MutexLock lock(mu);
+                              invalidated.push_back(w);
+                            }},
+        clock, nullptr, Labels{});
+  }
+  std::size_t added_count() {
+    MutexLock lock(mu);
+    return added.size();
+  }
+  std::size_t invalidated_count() {
+    MutexLock lock(mu);
+    return invalidated.size();
+  }
+  SharedInvalidation last_invalidation() {
+    MutexLock lock(mu);
+    return invalidated.back();
+  }
+};
+
+v1::CachedAnswerRecord record(const std::string& key, const CachedAnswer& a, const Clock& clock, std::string tenant = "") {
+  v1::CachedAnswerRecord r = answer_record(a, clock);
+  r.set_key(key);
+  r.set_tenant(std::move(tenant));
+  return r;
+}
+
+TEST(RedisUrl, ParsesAndRefusesWithTheReason) {
+  RedisAddress a;
+  ASSERT_TRUE(parse_redis_url("redis://:secret@cache.internal:6380/2", &a).ok());
+  EXPECT_EQ(a.host, "cache.internal");
+  EXPECT_EQ(a.port, 6380);
+  EXPECT_EQ(a.db, 2);
+  EXPECT_EQ(a.password, "secret");
+  ASSERT_TRUE(parse_redis_url("redis://localhost", &a).ok());
+  EXPECT_EQ(a.port, 6379);
+  EXPECT_NE(parse_redis_url("http://localhost", &a).message.find("not a redis:// URL"), std::string::npos);
+  EXPECT_NE(parse_redis_url("redis://h:99999", &a).message.find("port '99999'"), std::string::npos);
+  EXPECT_NE(parse_redis_url("redis://h/x", &a).message.find("database 'x'"), std::string::npos);
+}
+
+TEST(RedisTier, RecordsRoundTripAnAnswer) {
+  SteadyClock clock;
+  auto a = answer("Forty-two.", {"doc#1"});
+  a->created = clock.now();
+  const auto back = answer_from_record(record("k", *a, clock), clock);
+  ASSERT_NE(back, nullptr);
+  ASSERT_EQ(back->parts.size(), 2u);
+  EXPECT_EQ(back->parts[0].text, "Forty-two.");
+  EXPECT_TRUE(back->parts[1].event);
+  EXPECT_EQ(back->usage.prompt_tokens, 12);
+  EXPECT_EQ(back->kb_version, 7u);
+  EXPECT_EQ(back->cited, std::vector<std::string>{"doc#1"});
+  EXPECT_LT(clock.now() - back->created, kNanosPerSecond);
+  v1::CachedAnswerRecord other = record("k", *a, clock);
+  other.set_version(2);
+  EXPECT_EQ(answer_from_record(other, clock), nullptr) << "another version is refused";
+}
+
+TEST(RedisTier, TwoInstancesShareExactEntriesAndInvalidations) {
+  SLUICE_REQUIRE_REDIS_SERVER();
+  RedisServer server;
+  ASSERT_TRUE(server.start());
+  SteadyClock clock;
+  Instance a(server, clock, false), b(server, clock, false);
+  ASSERT_TRUE(eventually([&] { return a.tier->up() || a.tier->get("warm").has_value() || a.tier->up(); }));
+  a.tier->put("id1", record("the whole key 1", *answer("one", {"doc#1"}), clock, "acme"));
+  a.tier->put("id2", record("the whole key 2", *answer("two", {"doc#2"}), clock, "acme"));
+  a.tier->put("id3", record("the whole key 3", *answer("three"), clock, "other"));
+  auto got = b.tier->get("id1");
+  ASSERT_TRUE(got.has_value()) << "B reads what A stored";
+  EXPECT_EQ(got->key(), "the whole key 1");
+  EXPECT_EQ(got->parts(0).text(), "one");
+
+  // A knowledge-base update at A retires doc#1: gone from Redis, and B is told.
+  a.tier->invalidate(SharedInvalidation{false, std::nullopt, {"doc#1"}});
+  EXPECT_FALSE(b.tier->get("id1").has_value());
+  EXPECT_TRUE(b.tier->get("id2").has_value()) << "an entry citing nothing that changed stays";
+  ASSERT_TRUE(eventually([&] { return b.invalidated_count() == 1; }));
+  EXPECT_EQ(b.last_invalidation().chunks, std::vector<std::string>{"doc#1"});
+  EXPECT_EQ(a.invalidated_count(), 0u) << "an instance ignores its own messages";
+
+  // DELETE /v1/cache for one tenant.
+  b.tier->invalidate(SharedInvalidation{false, std::string("acme"), {}});
+  EXPECT_FALSE(a.tier->get("id2").has_value());
+  EXPECT_TRUE(a.tier->get("id3").has_value());
+  ASSERT_TRUE(eventually([&] { return a.invalidated_count() == 1; }));
+  EXPECT_EQ(a.last_invalidation().tenant, std::optional<std::string>("acme"));
+}
+
+TEST(RedisTier, EntriesExpireWithTheTtl) {
+  SLUICE_REQUIRE_REDIS_SERVER();
+  RedisServer server;
+  ASSERT_TRUE(server.start());
+  SteadyClock clock;
+  Instance a(server, clock, false, kNanosPerSecond / 5);
+  a.tier->put("id", record("k", *answer("x"), clock));
+  EXPECT_TRUE(a.tier->get("id").has_value());
+  EXPECT_TRUE(eventually([&] { return !a.tier->get("id").has_value(); }, std::chrono::milliseconds(3000)));
+}
+
+TEST(RedisTier, SemanticEntriesAreMirroredToOtherInstancesAndReloadedByNewOnes) {
+  SLUICE_REQUIRE_REDIS_SERVER();
+  RedisServer server;
+  ASSERT_TRUE(server.start());
+  SteadyClock clock;
+  Instance a(server, clock, true), b(server, clock, true);
+  ASSERT_TRUE(eventually([&] { return a.tier->up() || (a.tier->get("x"), a.tier->up()); }));
+  // Let B's subscription settle before A publishes.
+  ASSERT_TRUE(eventually([&] { return b.tier->up() || (b.tier->get("x"), b.tier->up()); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  v1::CachedAnswerRecord r = record("scope", *answer("dark mode: Settings > Display"), clock);
+  r.set_question("How do I enable dark mode?");
+  for (int i = 0; i < 4; ++i) r.add_vector(0.5f);
+  a.tier->put(a.tier->new_id(), r);
+  ASSERT_TRUE(eventually([&] { return b.added_count() == 1; })) << "B mirrors A's entry";
+  EXPECT_EQ(a.added_count(), 0u);
+  {
+    MutexLock lock(b.mu);
+    EXPECT_EQ(b.added[0].question(), "How do I enable dark mode?");
+    EXPECT_EQ(b.added[0].vector_size(), 4);
+  }
+  // An instance started later loads what is there.
+  Instance c(server, clock, true);
+  ASSERT_TRUE(eventually([&] { return c.added_count() == 1; }));
+}
+
+TEST(RedisTier, RedisKilledAndRestartedMidTestDegradesToL1AndResumes) {
+  SLUICE_REQUIRE_REDIS_SERVER();
+  RedisServer server;
+  ASSERT_TRUE(server.start());
+  SteadyClock clock;
+  Instance a(server, clock, false), b(server, clock, false);
+  a.tier->put("before", record("k0", *answer("zero", {"doc#9"}), clock));
+  ASSERT_TRUE(b.tier->get("before").has_value());
+  ASSERT_TRUE(eventually([&] { return a.tier->up(); }));
+
+  server.kill();
+  // Calls fail, and fail fast: no call waits more than the timeout, most do not touch the network.
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(a.tier->get("before").has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  EXPECT_FALSE(a.tier->up());
+  a.tier->put("during", record("k1", *answer("one"), clock));  // dropped, no throw, no hang
+  // An invalidation made during the outage is queued and applied when Redis is back.
+  a.tier->invalidate(SharedInvalidation{false, std::nullopt, {"doc#9"}});
+
+  ASSERT_TRUE(server.start());  // an empty Redis on the same port
+  a.tier->put("after", record("k2", *answer("two", {"doc#9"}), clock));  // may fail within the retry interval
+  ASSERT_TRUE(eventually([&] {
+    a.tier->put("after", record("k2", *answer("two"), clock));
+    return b.tier->get("after").has_value();
+  })) << "L2 resumes without a restart";
+  // B's subscription broke with the outage: on reconnecting it drops its L1 (it may have missed
+  // invalidations) ...
+  ASSERT_TRUE(eventually([&] { return b.invalidated_count() >= 1; }));
+  EXPECT_TRUE(b.last_invalidation().all || !b.last_invalidation().chunks.empty());
+}
+
+}  // namespace
+}  // namespace sluice::cache
