@@ -102,6 +102,7 @@ std::optional<v1::CachedAnswerRecord> RedisTier::get(const std::string& id) {
     error();
     return std::nullopt;
   }
+  if (up_) up_->set(1);
   if (reply.kind != RedisReply::Kind::kString) return std::nullopt;
   v1::CachedAnswerRecord record;
   if (!record.ParseFromString(reply.string) || record.version() != kRecordVersion) {
@@ -207,7 +208,9 @@ void RedisTier::on_connected(bool after_outage) {
   for (const auto& p : pending) invalidate(p);
   if (after_outage) handlers_.invalidated(SharedInvalidation{true, std::nullopt, {}});
   if (options_.mirror) load_all();
-  if (up_) up_->set(commands_.up() ? 1 : 0);
+  RedisReply pong;
+  const bool up = commands_.command({"PING"}, &pong).ok();
+  if (up_) up_->set(up ? 1 : 0);
 }
 
 void RedisTier::subscribe_loop() {
