@@ -265,7 +265,7 @@ const std::unordered_map<std::string, std::string>& unit_spellings() {
 const std::unordered_set<std::string>& not_units() {
   static const std::unordered_set<std::string> w = {"of", "a", "an", "the", "and", "or", "to", "for", "on", "at", "by",
                                                     "with", "from", "is", "are", "was", "in", "per", "more", "less",
-                                                    "than", "times", "or", "if", "as"};
+                                                    "than", "times", "if", "as"};
   return w;
 }
 
