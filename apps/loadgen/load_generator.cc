@@ -33,6 +33,7 @@ struct Call {
   int fd = -1;
   std::size_t cls = 0;
   int client = -1;  // closed loop: which client sent it; -1 in the open loop
+  std::size_t item = 0;  // the workload line it asks (with a workload)
   std::string out;
   std::size_t out_off = 0;
   std::string in;
@@ -98,7 +99,7 @@ std::uint64_t scrambled(std::uint64_t x) {
 // each, with the SSE scan and the per-class accounting. The loops decide when to launch.
 class HttpLoad {
  public:
-  explicit HttpLoad(const LoadOptions& o) : o_(o), acc_(o.classes.size()) {
+  explicit HttpLoad(const LoadOptions& o) : o_(o), acc_(o.classes.size()), tally_(o.workload, o.cache_stages) {
     if (o.classes.empty()) throw std::invalid_argument("no classes in the mix");
     addr_.sin_family = AF_INET;
     addr_.sin_port = htons(static_cast<std::uint16_t>(o.port));
@@ -120,6 +121,9 @@ class HttpLoad {
   HttpLoad& operator=(const HttpLoad&) = delete;
 
   std::size_t open_count() const { return open_.size(); }
+  // Whether there is a next request to send: always, unless a workload's lines are all sent.
+  bool more() const { return o_.workload.empty() || requests_ < o_.workload.size(); }
+  const WorkloadResult& workload() const { return tally_.result(); }
 
   // Sends one request of class `cls`; false when it failed before reaching the wire (counted).
   bool launch(std::size_t cls, int client) {
@@ -146,10 +150,12 @@ class HttpLoad {
     c->fd = fd;
     c->cls = cls;
     c->client = client;
+    c->item = static_cast<std::size_t>(requests_);
     std::string body = body_for(++requests_);
     c->out = "POST " + o_.path + " HTTP/1.1\r\nHost: " + o_.host +
              "\r\nContent-Type: application/json\r\nConnection: close\r\nX-Priority: " + o_.classes[cls].name +
-             "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+             (o_.workload.empty() ? "" : "\r\nX-Sluice-Timings: 1") + "\r\nContent-Length: " + std::to_string(body.size()) +
+             "\r\n\r\n" + body;
     c->sent_at = Clock::now();
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP;
@@ -234,7 +240,8 @@ class HttpLoad {
       std::snprintf(tag, sizeof tag, "%08llx: ", static_cast<unsigned long long>(scrambled(run_id_ + n) & 0xffffffffu));
       distinct = tag;
     }
-    return body + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + distinct + json_escape(o_.prompt) + "\"}]}";
+    const std::string& prompt = o_.workload.empty() ? o_.prompt : o_.workload[(n - 1) % o_.workload.size()].prompt;
+    return body + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + distinct + json_escape(prompt) + "\"}]}";
   }
 
   // Accounts the ended call; true when the server answered with an HTTP status.
@@ -261,6 +268,7 @@ class HttpLoad {
         a.result.prompt_tokens += static_cast<std::size_t>(c.prompt_tokens);
         a.result.output_tokens += c.usage_tokens >= 0 ? static_cast<std::size_t>(c.usage_tokens) : c.chunks;
         if (a.result.slo_seconds <= 0 || e2e <= a.result.slo_seconds) ++a.result.good;
+        if (!o_.workload.empty()) tally_.add(c.item, read_answer(c.in, o_.stream));
       }
     } else if (status == 429) {
       ++a.result.rejected_429;
@@ -317,6 +325,7 @@ class HttpLoad {
   sockaddr_in addr_{};
   int ep_ = -1;
   std::vector<ClassAccumulator> acc_;
+  WorkloadTally tally_;
   std::unordered_map<int, std::unique_ptr<Call>> open_;
   std::vector<epoll_event> events_ = std::vector<epoll_event>(1024);
   char buf_[65536];
@@ -340,6 +349,9 @@ Percentiles percentiles(std::vector<double> v) {
   p.n = v.size();
   if (v.empty()) return p;
   std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  p.mean = sum / static_cast<double>(v.size());
   auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))]; };
   p.p50 = at(0.50);
   p.p95 = at(0.95);
@@ -360,9 +372,13 @@ LoadResult run_open_loop(const LoadOptions& o) {
   Clock::time_point next_arrival = start;
   while (true) {
     Clock::time_point now = Clock::now();
-    while (next_arrival <= now && next_arrival < stop_arrivals) {
+    while (next_arrival <= now && next_arrival < stop_arrivals && load.more()) {
       load.launch(pick(rng), -1);
       next_arrival += to_duration(gap(rng));
+    }
+    if (!load.more() && now < stop_arrivals) {
+      stop_arrivals = now;  // a workload's last line is sent: the drain starts
+      give_up = now + to_duration(o.drain_seconds);
     }
     if (now >= stop_arrivals && load.open_count() == 0) break;
     if (now >= give_up) break;
@@ -371,7 +387,8 @@ LoadResult run_open_loop(const LoadOptions& o) {
   LoadResult out;
   out.offered_rate = o.rate;
   out.elapsed_seconds = seconds_between(start, Clock::now());
-  out.classes = load.results(o.duration_seconds);
+  out.classes = load.results(std::max(1e-3, seconds_between(start, stop_arrivals)));
+  out.workload = load.workload();
   return out;
 }
 
@@ -393,8 +410,12 @@ LoadResult run_closed_loop(const LoadOptions& o) {
   while (true) {
     Clock::time_point now = Clock::now();
     Clock::time_point wake = give_up;
+    if (!load.more() && now < stop) {
+      stop = now;  // a workload's last line is sent: the answers in flight finish
+      give_up = now + to_duration(o.drain_seconds);
+    }
     for (std::size_t i = 0; i < next_send.size(); ++i) {
-      if (in_flight[i] || now >= stop) continue;
+      if (in_flight[i] || now >= stop || !load.more()) continue;
       if (next_send[i] <= now) {
         if (load.launch(pick(rng), static_cast<int>(i))) in_flight[i] = true;
         else next_send[i] = now + to_duration(kFailedPauseSeconds);
@@ -413,6 +434,7 @@ LoadResult run_closed_loop(const LoadOptions& o) {
   out.concurrency = o.concurrency;
   out.elapsed_seconds = seconds_between(start, Clock::now());
   out.classes = load.results(out.elapsed_seconds);
+  out.workload = load.workload();
   return out;
 }
 
@@ -435,7 +457,7 @@ std::string probe_target(const LoadOptions& o) {
 std::string to_json(const LoadResult& r) {
   auto pct = [](const Percentiles& p) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "{\"n\":%zu,\"p50\":%.6f,\"p95\":%.6f,\"p99\":%.6f}", p.n, p.p50, p.p95, p.p99);
+    std::snprintf(buf, sizeof buf, "{\"n\":%zu,\"mean\":%.6f,\"p50\":%.6f,\"p95\":%.6f,\"p99\":%.6f}", p.n, p.mean, p.p50, p.p95, p.p99);
     return std::string(buf);
   };
   char head[160];
@@ -455,7 +477,9 @@ std::string to_json(const LoadResult& r) {
     out += buf;
     out += "\"e2e\":" + pct(c.e2e) + ",\"ttft\":" + pct(c.ttft) + ",\"itl\":" + pct(c.itl) + ",\"retry_after\":" + pct(c.retry_after) + "}";
   }
-  return out + "]}";
+  out += "]";
+  if (r.workload.answers > 0) out += ",\"workload\":" + to_json(r.workload);
+  return out + "}";
 }
 
 }  // namespace sluice::loadgen

@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/loadgen/workload.h"
+
 namespace sluice::loadgen {
 
 struct ClassLoad {
@@ -51,12 +53,17 @@ struct LoadOptions {
   // share a prompt prefix (a server's prefix cache cannot skip the prefill); off sends the
   // same prompt every time, which a prefix cache serves from its second request on.
   bool distinct_prompts = false;
+  // A replayed workload (workload.h) instead of `prompt`: request n asks line n, and arrivals
+  // stop after the last line (or at duration_seconds). Requests ask for their stage timings,
+  // and each answer is tallied: which stage completed it, hits of `cache_stages`, false hits.
+  std::vector<WorkloadItem> workload;
+  std::vector<std::string> cache_stages;
   std::uint64_t seed = 1;
   int max_open = 20000;
 };
 
 struct Percentiles {
-  double p50 = 0, p95 = 0, p99 = 0;
+  double mean = 0, p50 = 0, p95 = 0, p99 = 0;
   std::size_t n = 0;
 };
 Percentiles percentiles(std::vector<double> v);
@@ -83,6 +90,7 @@ struct LoadResult {
   int concurrency = 0;      // closed loop; 0 for the open loop
   double elapsed_seconds = 0;
   std::vector<ClassResult> classes;
+  WorkloadResult workload;  // with LoadOptions::workload; all classes together
 };
 
 // Connects once to options.host:port (blocking, up to 2 s): "" when the server accepts, else why

@@ -42,6 +42,13 @@ const char* kBenchUsage = R"(usage: sluice bench [flags]
   --temperature T        sent with every request (default: not sent, the server's default)
   --distinct-prompts     a number unique to the request before each prompt, so no two share a
                          prefix and a prefix cache cannot skip the prefill (default: off)
+  --workload FILE        replay a workload instead of --prompt: JSON lines {"group", "kind",
+                         "prompt"} (bench/cache/repeat_workload.md), request n asks line n,
+                         arrivals stop after the last line; each answer is tallied by the
+                         stage that completed it (X-Sluice-Timings), with cache hits and false
+                         hits (a hit whose text is none of its group's own answers)
+  --cache-stages A,B     with --workload: the stages whose answers are cache hits
+                         (default cache,recall: the default pipeline's two answer caches)
   --label TEXT           names the run in the JSON and the plot
   --json FILE            write all levels as JSON
   --plot FILE.png        plot latency per level (gnuplot): open loop p50/p99 end-to-end per
@@ -168,28 +175,46 @@ void plot_closed_loop(const std::string& png, const std::string& label, const st
   write_plot(png, label, "concurrent streams", "latency (s)", "output tokens/s", x, series);
 }
 
+void print_workload(const loadgen::WorkloadResult& w) {
+  if (w.answers == 0) return;
+  std::printf("  workload: %zu answers; completed by:", w.answers);
+  for (const auto& [stage, n] : w.answered_by) std::printf(" %s %zu", stage.c_str(), n);
+  if (w.no_timings) std::printf(" (no timings: %zu)", w.no_timings);
+  std::printf("\n  cache hits %zu:", w.hits);
+  for (const auto& [kind, c] : w.kinds) std::printf(" %s %zu/%zu", kind.c_str(), c.hits, c.answers);
+  std::printf("; false hits %zu (%zu on a question not answered before, %zu with another question's text)\n",
+              w.false_hits_unasked + w.false_hits_other_text, w.false_hits_unasked, w.false_hits_other_text);
+  if (!w.false_hit_lines.empty()) {
+    std::printf("  false hits on workload lines:");
+    for (std::size_t line : w.false_hit_lines) std::printf(" %zu", line);
+    std::printf("\n");
+  }
+}
+
 void print_open_level(const std::string& label, const loadgen::LoadResult& l) {
   std::printf("%s offered %.1f req/s\n", label.c_str(), l.offered_rate);
-  std::printf("  class   sent     ok    429    504   err  thru/s  good/s  good%%   e2e p50/p95/p99 (s)        ttft p99  itl p99\n");
+  std::printf("  class   sent     ok    429    504   err  thru/s  good/s  good%%   e2e mean/p50/p95/p99 (s)          ttft p99  itl p99\n");
   for (const auto& c : l.classes) {
     double good_pct = c.sent ? 100.0 * static_cast<double>(c.good) / static_cast<double>(c.ok ? c.ok : 1) : 0;
-    std::printf("  %-5s %6zu %6zu %6zu %6zu %5zu %7.1f %7.1f %5.1f   %7.3f %7.3f %7.3f   %7.3f  %7.4f\n", c.name.c_str(), c.sent, c.ok,
+    std::printf("  %-5s %6zu %6zu %6zu %6zu %5zu %7.1f %7.1f %5.1f   %7.3f %7.3f %7.3f %7.3f   %7.3f  %7.4f\n", c.name.c_str(), c.sent, c.ok,
                 c.rejected_429, c.timeout_504, c.other_errors + c.failed + c.unfinished + c.dropped, c.throughput, c.goodput,
-                good_pct, c.e2e.p50, c.e2e.p95, c.e2e.p99, c.ttft.p99, c.itl.p99);
+                good_pct, c.e2e.mean, c.e2e.p50, c.e2e.p95, c.e2e.p99, c.ttft.p99, c.itl.p99);
   }
+  print_workload(l.workload);
 }
 
 void print_closed_level(const std::string& label, const loadgen::LoadResult& l) {
   std::printf("%s concurrency %d (%.1fs)\n", label.c_str(), l.concurrency, l.elapsed_seconds);
-  std::printf("  class     ok   err   req/s  out tok/s  tok/req  prompt/req   ttft p50/p95/p99 (ms)       itl p50/p95/p99 (ms)      e2e p50/p99 (s)\n");
+  std::printf("  class     ok   err   req/s  out tok/s  tok/req  prompt/req   ttft p50/p95/p99 (ms)       itl p50/p95/p99 (ms)      e2e mean/p50/p95/p99 (s)\n");
   for (const auto& c : l.classes) {
     double ok = c.ok ? static_cast<double>(c.ok) : 1;
     double per_request = static_cast<double>(c.output_tokens) / ok, prompt = static_cast<double>(c.prompt_tokens) / ok;
-    std::printf("  %-5s %6zu %5zu %7.2f %10.1f %8.1f %11.1f   %7.1f %7.1f %7.1f   %7.1f %7.1f %7.1f   %7.3f %7.3f\n", c.name.c_str(), c.ok,
+    std::printf("  %-5s %6zu %5zu %7.2f %10.1f %8.1f %11.1f   %7.1f %7.1f %7.1f   %7.1f %7.1f %7.1f   %7.3f %7.3f %7.3f %7.3f\n", c.name.c_str(), c.ok,
                 c.rejected_429 + c.timeout_504 + c.other_errors + c.failed + c.unfinished + c.dropped, c.throughput,
                 c.output_tokens_per_second, per_request, prompt, c.ttft.p50 * 1e3, c.ttft.p95 * 1e3, c.ttft.p99 * 1e3, c.itl.p50 * 1e3,
-                c.itl.p95 * 1e3, c.itl.p99 * 1e3, c.e2e.p50, c.e2e.p99);
+                c.itl.p95 * 1e3, c.itl.p99 * 1e3, c.e2e.mean, c.e2e.p50, c.e2e.p95, c.e2e.p99);
   }
+  print_workload(l.workload);
 }
 
 }  // namespace
@@ -202,6 +227,7 @@ int bench(const Args& args) {
   std::vector<int> concurrency;  // non-empty: closed loop
   bool rates_given = false;
   std::string mix, slo, json, plot, label = "load";
+  std::string cache_stages = "cache,recall";
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> const std::string& {
@@ -249,6 +275,10 @@ int bench(const Args& args) {
       o.prompt = value();
     } else if (a == "--seed") {
       o.seed = std::strtoull(value().c_str(), nullptr, 10);
+    } else if (a == "--workload") {
+      o.workload = loadgen::load_workload(value());
+    } else if (a == "--cache-stages") {
+      cache_stages = value();
     } else if (a == "--label") {
       label = value();
     } else if (a == "--json") {
@@ -264,6 +294,11 @@ int bench(const Args& args) {
   if (closed_loop && rates_given) {
     throw std::invalid_argument("--concurrency (closed loop) and --rate/--rates (open loop) exclude each other; choose one");
   }
+  if (!o.workload.empty() && o.distinct_prompts) {
+    throw std::invalid_argument("--distinct-prompts and --workload exclude each other: a workload's repeats are its point");
+  }
+  std::stringstream stages(cache_stages);
+  for (std::string stage; std::getline(stages, stage, ',');) o.cache_stages.push_back(stage);
   if (closed_loop) o.stream = true;  // TTFT and inter-token latency are what the closed loop is for
   if (mix.empty()) mix = closed_loop ? "P0=1" : "P0=20,P1=30,P2=50";
   for (const auto& [name, weight] : pairs(mix, "--mix")) o.classes.push_back({name, std::atof(weight.c_str()), 0});

@@ -9,9 +9,19 @@
 namespace sluice::cache {
 namespace {
 
+// The URL as an error may quote it: a password (before the last '@') is shown as "***", so
+// the message can go to a log.
+std::string redacted(std::string_view url) {
+  const auto at = url.rfind('@');
+  if (at == std::string_view::npos) return std::string(url);
+  constexpr std::string_view kScheme = "redis://";
+  const std::size_t from = url.substr(0, kScheme.size()) == kScheme ? kScheme.size() : 0;
+  return std::string(url.substr(0, from)) + "***" + std::string(url.substr(at));
+}
+
 Status bad_url(std::string_view url, const std::string& problem) {
   return Status::Error(StatusCode::kInvalidArgument,
-                       "redis_url '" + std::string(url) + "': " + problem + " (expected redis://[:password@]host[:port][/db])");
+                       "redis_url '" + redacted(url) + "': " + problem + " (expected redis://[:password@]host[:port][/db])");
 }
 
 bool parse_int(std::string_view text, int* out) {

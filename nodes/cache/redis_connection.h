@@ -34,7 +34,8 @@ struct RedisAddress {
   int db = 0;
   std::string password;
 };
-// Parses a redis:// URL into `*out`; InvalidArgument naming the problem otherwise.
+// Parses a redis:// URL into `*out`; InvalidArgument naming the problem otherwise (the URL it
+// quotes has its password replaced by ***).
 Status parse_redis_url(std::string_view url, RedisAddress* out);
 
 // A reply, copied out of hiredis: nil, an integer, a string (bulk or status), or an array.

@@ -4,7 +4,6 @@
 #include <sys/socket.h>
 
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
 
@@ -12,11 +11,6 @@ namespace sluice::cache {
 namespace {
 
 constexpr std::size_t kMaxPending = 64;
-constexpr std::uint32_t kRecordVersion = 1;
-
-std::int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string random_hex() {
   std::random_device rd;
@@ -28,45 +22,9 @@ std::string random_hex() {
 
 }  // namespace
 
-v1::CachedAnswerRecord answer_record(const CachedAnswer& answer, const Clock& clock) {
-  v1::CachedAnswerRecord r;
-  r.set_version(kRecordVersion);
-  for (const auto& p : answer.parts) {
-    auto* part = r.add_parts();
-    part->set_event(p.event);
-    part->set_type(p.type);
-    part->set_text(p.text);
-  }
-  r.set_prompt_tokens(answer.usage.prompt_tokens);
-  r.set_completion_tokens(answer.usage.completion_tokens);
-  r.set_finish_reason(answer.finish_reason);
-  r.set_kb_version(answer.kb_version);
-  for (const auto& c : answer.cited) r.add_cited(c);
-  r.set_seconds(answer.seconds);
-  const Nanos age = clock.now() - answer.created;
-  r.set_created_unix_ms(unix_ms() - age / 1'000'000);
-  return r;
-}
-
-std::shared_ptr<const CachedAnswer> answer_from_record(const v1::CachedAnswerRecord& r, const Clock& clock) {
-  if (r.version() != kRecordVersion) return nullptr;
-  auto a = std::make_shared<CachedAnswer>();
-  for (const auto& p : r.parts()) a->parts.push_back({p.event(), p.type(), p.text()});
-  a->usage.prompt_tokens = r.prompt_tokens();
-  a->usage.completion_tokens = r.completion_tokens();
-  a->finish_reason = r.finish_reason();
-  a->kb_version = r.kb_version();
-  a->cited.assign(r.cited().begin(), r.cited().end());
-  a->seconds = r.seconds();
-  const std::int64_t age_ms = std::max<std::int64_t>(0, unix_ms() - r.created_unix_ms());
-  a->created = clock.now() - age_ms * 1'000'000;
-  return a;
-}
-
-RedisTier::RedisTier(Options options, Handlers handlers, const Clock& clock, MetricsRegistry* metrics, const Labels& labels)
+RedisTier::RedisTier(Options options, Handlers handlers, MetricsRegistry* metrics, const Labels& labels)
     : options_(std::move(options)),
       handlers_(std::move(handlers)),
-      clock_(clock),
       instance_(random_hex()),
       commands_(options_.address, options_.timeout, "cache " + options_.prefix) {
   if (metrics) {
@@ -105,9 +63,9 @@ std::optional<v1::CachedAnswerRecord> RedisTier::get(const std::string& id) {
   if (up_) up_->set(1);
   if (reply.kind != RedisReply::Kind::kString) return std::nullopt;
   v1::CachedAnswerRecord record;
-  if (!record.ParseFromString(reply.string) || record.version() != kRecordVersion) {
+  if (!record.ParseFromString(reply.string) || record.version() != kCachedAnswerRecordVersion) {
     std::fprintf(stderr, "sluice: cache %s: Redis value %s is not a version-%u CachedAnswerRecord; read as a miss\n",
-                 options_.prefix.c_str(), key.c_str(), kRecordVersion);
+                 options_.prefix.c_str(), key.c_str(), kCachedAnswerRecordVersion);
     error();
     return std::nullopt;
   }
@@ -133,26 +91,28 @@ void RedisTier::put(const std::string& id, const v1::CachedAnswerRecord& record)
     if (options_.ttl > 0 && !run({"PEXPIRE", s, ttl_ms})) return;  // an index outlives its newest entry by nothing
   }
   if (options_.mirror) {
-    const std::string message = nlohmann::json{{"from", instance_}, {"op", "add"}, {"id", id}}.dump();
-    run({"PUBLISH", options_.prefix + "events", message});
+    run({"PUBLISH", options_.prefix + "events", encode_cache_event({instance_, CacheEvent::Op::kAdd, id, {}})});
   }
   if (up_) up_->set(1);
 }
 
 bool RedisTier::delete_set_members(const std::string& set) {
-  RedisReply members;
-  if (!commands_.command({"SMEMBERS", set}, &members).ok() || members.kind != RedisReply::Kind::kArray) return false;
+  // SSCAN pages (a set of every entry can be large): the entries first, the set last, so a
+  // failure part way leaves the set to finish the job on the next try.
   RedisReply reply;
-  std::vector<std::string_view> del{"DEL"};
-  for (const auto& m : members.elements) {
-    del.push_back(m.string);
-    if (del.size() == 512) {
-      if (!commands_.command(del, &reply).ok()) return false;
-      del.resize(1);
+  std::string cursor = "0";
+  do {
+    RedisReply page;
+    if (!commands_.command({"SSCAN", set, cursor, "COUNT", "512"}, &page).ok() || page.kind != RedisReply::Kind::kArray ||
+        page.elements.size() != 2) {
+      return false;
     }
-  }
-  del.push_back(set);
-  return commands_.command(del, &reply).ok();
+    cursor = page.elements[0].string;
+    std::vector<std::string_view> del{"DEL"};
+    for (const auto& m : page.elements[1].elements) del.push_back(m.string);
+    if (del.size() > 1 && !commands_.command(del, &reply).ok()) return false;
+  } while (cursor != "0");
+  return commands_.command({"DEL", set}, &reply).ok();
 }
 
 bool RedisTier::apply(const SharedInvalidation& what) {
@@ -165,10 +125,9 @@ bool RedisTier::apply(const SharedInvalidation& what) {
 }
 
 void RedisTier::invalidate(const SharedInvalidation& what) {
-  nlohmann::json message{{"from", instance_}, {"op", "invalidate"}, {"all", what.all}, {"chunks", what.chunks}};
-  if (what.tenant) message["tenant"] = *what.tenant;
+  const std::string message = encode_cache_event({instance_, CacheEvent::Op::kInvalidate, "", what});
   RedisReply reply;
-  if (apply(what) && commands_.command({"PUBLISH", options_.prefix + "events", message.dump()}, &reply).ok()) return;
+  if (apply(what) && commands_.command({"PUBLISH", options_.prefix + "events", message}, &reply).ok()) return;
   error();
   MutexLock lock(pending_mu_);
   if (pending_.size() < kMaxPending) {
@@ -237,24 +196,15 @@ void RedisTier::subscribe_loop() {
           const RedisReply m = RedisConnection::copy(static_cast<redisReply*>(raw));
           freeReplyObject(raw);
           if (m.kind != RedisReply::Kind::kArray || m.elements.size() != 3 || m.elements[0].string != "message") continue;
-          const auto event = nlohmann::json::parse(m.elements[2].string, nullptr, false);
-          if (!event.is_object() || event.value("from", "") == instance_) continue;
-          const std::string op = event.value("op", "");
-          if (op == "add" && options_.mirror) {
-            if (auto record = get(event.value("id", ""))) {
+          const auto event = decode_cache_event(m.elements[2].string);
+          if (!event || event->from == instance_) continue;
+          if (event->op == CacheEvent::Op::kAdd && options_.mirror) {
+            if (auto record = get(event->id)) {
               handlers_.added(*record);
               if (mirrored_) mirrored_->inc();
             }
-          } else if (op == "invalidate") {
-            SharedInvalidation what;
-            what.all = event.value("all", false);
-            if (event.contains("tenant") && event["tenant"].is_string()) what.tenant = event["tenant"].get<std::string>();
-            if (event.contains("chunks") && event["chunks"].is_array()) {
-              for (const auto& ch : event["chunks"]) {
-                if (ch.is_string()) what.chunks.push_back(ch.get<std::string>());
-              }
-            }
-            handlers_.invalidated(what);
+          } else if (event->op == CacheEvent::Op::kInvalidate) {
+            handlers_.invalidated(event->invalidation);
           }
         }
       }
@@ -282,7 +232,7 @@ std::shared_ptr<RedisTier> node_redis_tier(const NodeContext& ctx, const std::st
   o.ttl = ttl;
   o.mirror = mirror;
   const Labels labels{{"pipeline", ctx.pipeline_name}, {"node", ctx.name}, {"tier", tier}};
-  return std::make_shared<RedisTier>(std::move(o), std::move(handlers), *ctx.clock, ctx.metrics, labels);
+  return std::make_shared<RedisTier>(std::move(o), std::move(handlers), ctx.metrics, labels);
 }
 
 }  // namespace sluice::cache

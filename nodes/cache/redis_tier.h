@@ -9,7 +9,8 @@
 //             also publishes the entry's id on <prefix>events and every other instance loads
 //             it into its own index (Handlers::added); a (re)connecting instance loads all of
 //             them (SCAN), within its L1 byte budget.
-//   both      sets <prefix>t:<tenant>, <prefix>c:<chunk key> and <prefix>all index the entries,
+//   both      sets <prefix>t:<tenant>, <prefix>c:<chunk key> and <prefix>all index the entries
+//             (read in pages with SSCAN, so a large set never arrives as one reply),
 //             so invalidate() deletes what DELETE /v1/cache or a knowledge-base update selects
 //             from Redis and publishes it; the other instances drop the same from their L1
 //             (Handlers::invalidated).
@@ -24,6 +25,8 @@
 // sluice_cache_redis_hits_total (lookups L2 answered), sluice_cache_redis_mirrored_total
 // (entries loaded from other instances).
 //
+// The record and event formats are cache_wire.h's.
+//
 // Thread-safety: every method from any thread; the handlers run on the subscriber thread.
 #pragma once
 
@@ -36,27 +39,15 @@
 #include <thread>
 #include <vector>
 
-#include "graph/clock.h"
 #include "graph/metrics.h"
 #include "graph/mutex.h"
 #include "graph/node.h"
+#include "nodes/cache/cache_wire.h"
 #include "nodes/cache/cached_answer.h"
 #include "nodes/cache/redis_connection.h"
 #include "sluice/cache_record.pb.h"
 
 namespace sluice::cache {
-
-// An invalidation as instances exchange it.
-struct SharedInvalidation {
-  bool all = false;                   // every entry
-  std::optional<std::string> tenant;  // or this tenant's entries
-  std::vector<std::string> chunks;    // or the entries citing any of these chunk keys
-};
-
-// CachedAnswer <-> record (the answer's fields; the caller sets key, tenant, question, vector).
-v1::CachedAnswerRecord answer_record(const CachedAnswer& answer, const Clock& clock);
-// Null when the record is of another version; `created` is placed on `clock` by its age.
-std::shared_ptr<const CachedAnswer> answer_from_record(const v1::CachedAnswerRecord& record, const Clock& clock);
 
 class RedisTier {
  public:
@@ -71,7 +62,7 @@ class RedisTier {
     std::function<void(const v1::CachedAnswerRecord&)> added;    // mirror: an entry to load
     std::function<void(const SharedInvalidation&)> invalidated;  // drop these from L1
   };
-  RedisTier(Options options, Handlers handlers, const Clock& clock, MetricsRegistry* metrics, const Labels& labels);
+  RedisTier(Options options, Handlers handlers, MetricsRegistry* metrics, const Labels& labels);
   ~RedisTier();
   RedisTier(const RedisTier&) = delete;
   RedisTier& operator=(const RedisTier&) = delete;
@@ -97,7 +88,6 @@ class RedisTier {
 
   const Options options_;
   const Handlers handlers_;
-  const Clock& clock_;
   const std::string instance_;  // random: tells this instance's own messages apart
   RedisConnection commands_;
   std::atomic<std::uint64_t> next_id_{1};

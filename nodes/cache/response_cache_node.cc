@@ -20,6 +20,10 @@ ResponseCacheNode::ResponseCacheNode(const ResponseCacheConfig& config, const No
       identity_{ctx.pipeline_name, ctx.pipeline_fingerprint, ""},
       cache_sampled_(config.cache_sampled()),
       max_answer_bytes_(config.max_bytes() / 8) {
+  if (config.store() == "off") {
+    std::fprintf(stderr, "sluice: response_cache node '%s' is off (store: off): requests pass on uncached\n", ctx.name.c_str());
+    return;
+  }
   StoreLimits& limits = store_limits_;
   limits.ttl = duration_nanos(config.ttl());
   limits.max_bytes = config.max_bytes();
@@ -62,6 +66,7 @@ std::shared_ptr<const CachedAnswer> ResponseCacheNode::find(const std::string& k
 }
 
 void ResponseCacheNode::process(Batch& batch) {
+  if (!store_) return;  // store: off
   for (auto& r : batch.requests) {
     if (!r->active()) continue;
     if (!not_cacheable(r->input(), cache_sampled_).empty()) {

@@ -5,7 +5,8 @@
 // the request; a miss puts an AnswerRecorder on the request, which stores the answer when it
 // completes successfully, unless the knowledge base changed what it cited meanwhile.
 // With store: redis, Redis is L2 behind the in-process store: an L1 miss reads it (the whole
-// key compared), a stored answer is written to both (redis_tier.h).
+// key compared), a stored answer is written to both (redis_tier.h). With store: off the node
+// passes every request on and has no store and no cache tier.
 // docs/caching.md has the keys, the knobs and the invalidation rules.
 //
 // Thread-safety: process() may run on several workers; the store serialises.
@@ -33,7 +34,7 @@ class ResponseCacheNode final : public SyncNode {
   void start() override { identity_.system_fingerprint = system_fingerprint(); }
   void process(Batch& batch) override;
   CacheTier* cache_tier() override { return tier_.get(); }
-  ExactStore& store() { return *store_; }
+  ExactStore& store() { return *store_; }  // not with store: off
 
  private:
   static std::string shared_id(const std::string& key);

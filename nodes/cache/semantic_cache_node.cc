@@ -18,6 +18,10 @@ SemanticCacheNode::SemanticCacheNode(const SemanticCacheConfig& config, const No
       threshold_(static_cast<float>(config.threshold())),
       candidates_(config.candidates()),
       max_answer_bytes_(config.max_bytes() / 8) {
+  if (config.store() == "off") {
+    std::fprintf(stderr, "sluice: semantic_cache node '%s' is off (store: off): requests pass on uncached\n", ctx.name.c_str());
+    return;
+  }
   const std::string path = encoder_path_from(config.model(), ctx.base_dir);
   if (!std::filesystem::exists(path)) {
     if (config.optional()) {

@@ -8,7 +8,8 @@
 // AnswerRecorder that stores its answer under its question's vector when it completes.
 // docs/caching.md has the scopes, the guards, the threshold guidance and the invalidation rules.
 //
-// With `optional` and no encoder file the node is off: requests pass on uncached.
+// With `optional` and no encoder file, or with store: off, the node is off: requests pass on
+// uncached (store: off loads no encoder).
 // Thread-safety: process() may run on several workers; the encoder and the store serialise.
 #pragma once
 

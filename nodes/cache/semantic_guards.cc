@@ -17,15 +17,18 @@ struct Token {
   std::string lower;  // lower-cased ASCII
   bool sentence_start = false;
   bool quoted = false;
+  bool setting_value = false;  // right after "name:" (invalidate: cited): a value, compared like a name
 };
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || (c & 0x80); }
 
 // Words: runs of letters and digits, keeping '.', '/', '_', '-', '\'' and ',' between two
-// word characters (config.yaml, api/v1, gpt-4, don't, 1,000). Quoted spans mark their words.
+// word characters (config.yaml, api/v1, gpt-4, don't, 1,000). Quoted spans mark their words;
+// so does "name:" the word after it (a setting's value).
 std::vector<Token> tokenize(std::string_view text) {
   std::vector<Token> out;
   bool quoted = false, start = true;
+  bool value_next = false;  // a "name:" was just read (not the text's first word: "Error: ...")
   std::size_t i = 0;
   while (i < text.size()) {
     const char c = text[i];
@@ -36,6 +39,8 @@ std::vector<Token> tokenize(std::string_view text) {
     }
     if (!word_char(c)) {
       if (c == '.' || c == '?' || c == '!' || c == ':' || c == ';') start = true;
+      if (c == ':') value_next = out.size() >= 2 && i > 0 && word_char(text[i - 1]);
+      else if (c != ' ') value_next = false;
       ++i;
       continue;
     }
@@ -62,8 +67,10 @@ std::vector<Token> tokenize(std::string_view text) {
     for (char& ch : t.lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     t.sentence_start = start;
     t.quoted = quoted;
+    t.setting_value = value_next;
     out.push_back(std::move(t));
     start = false;
+    value_next = false;
     i = j;
   }
   return out;
@@ -310,7 +317,8 @@ const std::unordered_map<std::string, std::string>& topic_synonyms() {
         {"set", "configure", "setup"},        {"app", "application"},
         {"repo", "repository"},               {"doc", "documentation", "docs"},
         {"dict", "dictionary"},               {"pic", "picture", "photo", "image"},
-        {"pc", "computer"},                   {"permission", "right", "access"}};
+        {"pc", "computer"},                   {"permission", "right", "access"},
+        {"fetch", "retrieve", "obtain"},      {"support", "handle"}};
     for (const auto& g : groups) {
       for (const auto& w : g) out.emplace(w, g.front());
     }
@@ -366,7 +374,7 @@ std::string strip_commas(std::string s) {
 }
 
 bool is_entity(const Token& t) {
-  if (t.quoted) return true;
+  if (t.quoted || t.setting_value) return true;
   const std::string& r = t.raw;
   // A number with its unit (5GB, 10ms) is the number guard's.
   if (std::isdigit(static_cast<unsigned char>(r[0])) || units().count(t.lower)) return false;
@@ -627,6 +635,11 @@ std::optional<Guard> guard_mismatch(const QuestionFeatures& a, const QuestionFea
       edit_distance(only_a[0], only_b[0]) > 2) {
     return Guard::kTopic;
   }
+  // Different words on both sides outweighing the shared ones: another question about the same
+  // things ("give a variable a default in a pipeline file" vs "validate a pipeline file").
+  std::size_t shared = a.content.size() - only_a.size();
+  const std::size_t most = std::max(only_a.size(), only_b.size());
+  if (!only_a.empty() && !only_b.empty() && most >= 3 && shared < most) return Guard::kTopic;
   return std::nullopt;
 }
 

@@ -15,7 +15,8 @@
 //                relative periods (last/next/this week ...), quarters (q1..q4);
 //   entity       identifiers and names: words with digits mixed into letters (gpt4, v2),
 //                inner capitals (iPhone, ModelY), all capitals (AWS), dots, slashes or
-//                underscores inside (config.yaml, api/v1), quoted text, and capitalised
+//                underscores inside (config.yaml, api/v1), quoted text, a setting's value
+//                ("invalidate: cited": the word after a "name:"), and capitalised
 //                words not at the start of the question; an entity of one question must
 //                appear among the words of the other (so "Dark Mode" = "dark mode");
 //   comparative  comparatives and superlatives (faster, cheapest, more, least, ...), synonyms
@@ -24,7 +25,9 @@
 //                logging" vs "enable caching"): the content words (function words, negations
 //                and politeness left out; plurals, possessives and common synonyms folded) of
 //                each question lack exactly one of the other's, and the two differ by more
-//                than a typo (an edit distance over 2).
+//                than a typo (an edit distance over 2); or another question about the same
+//                things: both have content words of their own, and one has three or more,
+//                outnumbering the shared ones.
 //
 // A guard can only refuse a hit, never make one: a false rejection costs one inference, a
 // false hit serves a wrong answer. Pure functions; thread-safe.

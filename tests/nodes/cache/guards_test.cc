@@ -88,6 +88,9 @@ TEST(SemanticGuards, OneSidedWordsPolitenessAndTyposPass) {
       {"What is the capital of Australia?", "Which city is Australia's capital?"},
       {"How do I insert a page break in Word?", "How do I insert a page break in Microsoft Word?"},
       {"What does error 404 mean?", "What is the meaning of error 404?"},
+      {"What does store: redis change?", "What changes with store: redis?"},
+      {"Error: connection refused. What now?", "What do I do about connection refused errors?"},  // a label, not a setting
+      {"How do I fetch the result of a job?", "How can I retrieve the result of a job?"},
   };
   for (const auto& p : pairs) EXPECT_FALSE(compare(p.a, p.b).has_value()) << p.a << " | " << p.b << ": " << guard_name(*compare(p.a, p.b));
 }
@@ -104,6 +107,10 @@ TEST(SemanticGuards, SwapsOrdinalsPrefixesAndTimesAreRefused) {
       {"How many tickets were closed this sprint?", "How many tickets were closed last sprint?", Guard::kDate},
       {"What changed in May?", "What changed in June?", Guard::kDate},
       {"How do I sync Google Drive?", "How do I sync Google Photos?", Guard::kEntity},
+      // A setting's value: "all" is a function word elsewhere, here it is the answer's subject.
+      {"What does the invalidate: cited setting do?", "What does the invalidate: all setting do?", Guard::kEntity},
+      // Words of its own on both sides, three on one, outnumbering the two shared.
+      {"How do I give an environment variable a default in a pipeline file?", "How can I validate a pipeline file?", Guard::kTopic},
   };
   for (const auto& r : refusals) {
     const auto g = compare(r.a, r.b);

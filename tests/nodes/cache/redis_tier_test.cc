@@ -33,7 +33,7 @@ struct Instance {
   std::vector<SharedInvalidation> invalidated GUARDED_BY(mu);
   std::unique_ptr<RedisTier> tier;
 
-  Instance(const RedisServer& server, const Clock& clock, bool mirror, Nanos ttl = 0) {
+  Instance(const RedisServer& server, bool mirror, Nanos ttl = 0) {
     RedisTier::Options o;
     EXPECT_TRUE(parse_redis_url(server.url(), &o.address).ok());
     o.timeout = std::chrono::milliseconds(200);
@@ -50,7 +50,7 @@ struct Instance {
                               MutexLock lock(mu);
                               invalidated.push_back(w);
                             }},
-        clock, nullptr, Labels{});
+        nullptr, Labels{});
   }
   std::size_t added_count() {
     MutexLock lock(mu);
@@ -93,6 +93,10 @@ TEST(RedisUrl, ParsesAndRefusesWithTheReason) {
   EXPECT_NE(parse_redis_url("http://localhost", &a).message.find("not a redis:// URL"), std::string::npos);
   EXPECT_NE(parse_redis_url("redis://h:99999", &a).message.find("port '99999'"), std::string::npos);
   EXPECT_NE(parse_redis_url("redis://h/x", &a).message.find("database 'x'"), std::string::npos);
+  // An error quotes the URL, never its password.
+  const std::string m = parse_redis_url("redis://:hunter2@h:0", &a).message;
+  EXPECT_EQ(m.find("hunter2"), std::string::npos) << m;
+  EXPECT_NE(m.find("redis://***@h:0"), std::string::npos) << m;
 }
 
 TEST(RedisTier, RecordsRoundTripAnAnswer) {
@@ -118,7 +122,7 @@ TEST(RedisTier, TwoInstancesShareExactEntriesAndInvalidations) {
   RedisServer server;
   ASSERT_TRUE(server.start());
   SteadyClock clock;
-  Instance a(server, clock, false), b(server, clock, false);
+  Instance a(server, false), b(server, false);
   ASSERT_TRUE(connected(a));
   a.tier->put("id1", record("the whole key 1", *answer("one", {"doc#1"}), clock, "acme"));
   a.tier->put("id2", record("the whole key 2", *answer("two", {"doc#2"}), clock, "acme"));
@@ -149,7 +153,7 @@ TEST(RedisTier, EntriesExpireWithTheTtl) {
   RedisServer server;
   ASSERT_TRUE(server.start());
   SteadyClock clock;
-  Instance a(server, clock, false, kNanosPerSecond / 5);
+  Instance a(server, false, kNanosPerSecond / 5);
   a.tier->put("id", record("k", *answer("x"), clock));
   EXPECT_TRUE(a.tier->get("id").has_value());
   EXPECT_TRUE(eventually([&] { return !a.tier->get("id").has_value(); }, std::chrono::milliseconds(3000)));
@@ -160,7 +164,7 @@ TEST(RedisTier, SemanticEntriesAreMirroredToOtherInstancesAndReloadedByNewOnes) 
   RedisServer server;
   ASSERT_TRUE(server.start());
   SteadyClock clock;
-  Instance a(server, clock, true), b(server, clock, true);
+  Instance a(server, true), b(server, true);
   ASSERT_TRUE(connected(a));
   // Let B's subscription settle before A publishes.
   ASSERT_TRUE(connected(b));
@@ -177,7 +181,7 @@ TEST(RedisTier, SemanticEntriesAreMirroredToOtherInstancesAndReloadedByNewOnes) 
     EXPECT_EQ(b.added[0].vector_size(), 4);
   }
   // An instance started later loads what is there.
-  Instance c(server, clock, true);
+  Instance c(server, true);
   ASSERT_TRUE(eventually([&] { return c.added_count() == 1; }));
 }
 
@@ -186,7 +190,7 @@ TEST(RedisTier, RedisKilledAndRestartedMidTestDegradesToL1AndResumes) {
   RedisServer server;
   ASSERT_TRUE(server.start());
   SteadyClock clock;
-  Instance a(server, clock, false), b(server, clock, false);
+  Instance a(server, false), b(server, false);
   a.tier->put("before", record("k0", *answer("zero", {"doc#9"}), clock));
   ASSERT_TRUE(b.tier->get("before").has_value());
   ASSERT_TRUE(eventually([&] { return a.tier->up(); }));

@@ -29,8 +29,10 @@ struct Pair {
   std::optional<Guard> guard;
 };
 
+// `file` under tests/nodes/cache/data/, or an absolute path.
 std::vector<Pair> load_pairs(const std::string& file) {
-  std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/tests/nodes/cache/data/" + file);
+  std::ifstream in(file.front() == '/' ? file : std::string(SLUICE_SOURCE_DIR) + "/tests/nodes/cache/data/" + file);
+  if (!in) ADD_FAILURE() << "cannot read " << file;
   std::vector<Pair> pairs;
   std::string line;
   while (std::getline(in, line)) {
@@ -139,7 +141,9 @@ TEST(SemanticPairs, NoFalseHitAndMostParaphrasesHitAtTheDefaultThreshold) {
   SLUICE_REQUIRE_ENCODER();
   const AtDefault d = evaluate("semantic_pairs.tsv", default_threshold());
   EXPECT_EQ(d.false_hits, 0u) << "must-not pairs served at the default threshold";
-  EXPECT_GE(d.hit_rate, 0.60) << "should-hit pairs served at the default threshold";
+  // 60.0% until the workload replay's false hit added the topic guard's "outnumbered" rule
+  // (docs/caching.md); 57.6% since.
+  EXPECT_GE(d.hit_rate, 0.57) << "should-hit pairs served at the default threshold";
 }
 
 // The held-out set was written after the guards were tuned on the first. Its first reading
@@ -149,7 +153,16 @@ TEST(SemanticPairs, HeldOutSetHasNoFalseHitAtTheDefaultThreshold) {
   SLUICE_REQUIRE_ENCODER();
   const AtDefault d = evaluate("semantic_pairs_holdout.tsv", default_threshold());
   EXPECT_EQ(d.false_hits, 0u) << "must-not pairs served at the default threshold";
-  EXPECT_GE(d.hit_rate, 0.45) << "should-hit pairs served at the default threshold (49% when the default was set)";
+  EXPECT_GE(d.hit_rate, 0.45) << "should-hit pairs served at the default threshold (48.3% now)";
+}
+
+// SLUICE_PAIRS_FILE=/abs/pairs.tsv (same columns): one's own pairs scored the same way, to
+// calibrate the threshold on one's own questions (docs/caching.md). Only prints.
+TEST(SemanticPairs, YourOwnPairs) {
+  const char* file = std::getenv("SLUICE_PAIRS_FILE");
+  if (!file || !*file) GTEST_SKIP() << "set SLUICE_PAIRS_FILE to an absolute path of a pairs file";
+  SLUICE_REQUIRE_ENCODER();
+  evaluate(file, default_threshold());
 }
 
 }  // namespace
