@@ -1,5 +1,7 @@
 #include "apps/loadgen/load_generator.h"
 
+#include "apps/loadgen/http_response.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -60,27 +62,6 @@ std::string json_escape(const std::string& s) {
     out += c;
   }
   return out;
-}
-
-// Status code of an HTTP/1.1 response head, or 0 while incomplete.
-int status_of(const std::string& in) {
-  if (in.size() < 12 || in.compare(0, 5, "HTTP/") != 0) return 0;
-  return std::atoi(in.c_str() + 9);
-}
-
-std::string header_value(const std::string& in, const char* lower_name) {
-  std::size_t head_end = in.find("\r\n\r\n");
-  std::string head = in.substr(0, head_end);
-  std::string lower = head;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::string key = std::string("\r\n") + lower_name + ":";
-  std::size_t at = lower.find(key);
-  if (at == std::string::npos) return {};
-  std::size_t start = at + key.size();
-  std::size_t end = head.find("\r\n", start);
-  std::string v = head.substr(start, end - start);
-  v.erase(0, v.find_first_not_of(' '));
-  return v;
 }
 
 Clock::duration to_duration(double seconds) {

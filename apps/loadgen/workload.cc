@@ -1,52 +1,19 @@
 #include "apps/loadgen/workload.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "apps/loadgen/http_response.h"
+
 namespace sluice::loadgen {
 
 namespace {
 
 using nlohmann::json;
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-// The value of header `name` (lower case) in an HTTP head, "" when absent.
-std::string header(std::string_view head, std::string_view name) {
-  const std::string l = lower(head);
-  const std::string key = "\r\n" + std::string(name) + ":";
-  const std::size_t at = l.find(key);
-  if (at == std::string::npos) return {};
-  std::size_t start = at + key.size();
-  const std::size_t end = head.find("\r\n", start);
-  while (start < end && head[start] == ' ') ++start;
-  return std::string(head.substr(start, end - start));
-}
-
-// The body of a chunked transfer encoding, joined; what is malformed or cut off is left out.
-std::string dechunk(std::string_view body) {
-  std::string out;
-  std::size_t at = 0;
-  while (at < body.size()) {
-    const std::size_t eol = body.find("\r\n", at);
-    if (eol == std::string_view::npos) break;
-    const std::size_t size = std::strtoul(std::string(body.substr(at, eol - at)).c_str(), nullptr, 16);
-    if (size == 0 || eol + 2 + size > body.size()) break;
-    out.append(body.substr(eol + 2, size));
-    at = eol + 2 + size + 2;
-  }
-  return out;
-}
 
 // The last stage of a timings object ({"stages": [{"stage": "cache", ...}, ...]}).
 std::string last_stage(const json& timings) {
@@ -97,12 +64,9 @@ std::vector<WorkloadItem> load_workload(const std::string& path) {
 
 AnswerReading read_answer(const std::string& response, bool stream) {
   AnswerReading out;
-  const std::size_t head_end = response.find("\r\n\r\n");
-  if (head_end == std::string::npos) return out;
-  const std::string_view head(response.data(), head_end);
-  std::string body = response.substr(head_end + 4);
-  if (lower(header(head, "transfer-encoding")).find("chunked") != std::string::npos) body = dechunk(body);
-  if (const std::string t = header(head, "x-sluice-timings"); !t.empty()) {
+  if (response.find("\r\n\r\n") == std::string::npos) return out;
+  const std::string body = response_body(response);
+  if (const std::string t = header_value(response, "x-sluice-timings"); !t.empty()) {
     out.answered_by = last_stage(json::parse(t, nullptr, false));
   }
   auto read_object = [&](const json& object) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "apps/loadgen/load_generator.h"
+#include "apps/sluice/gnuplot_plot.h"
 #include "apps/sluice/commands.h"
 #include "graph/units.h"
 
@@ -99,46 +100,6 @@ std::vector<int> counts(const std::string& text, const char* flag) {
   return out;
 }
 
-// One line of a plot: column values per level, on the left axis or the right one.
-struct Series {
-  std::string title;
-  std::vector<double> values;
-  bool dashed = false;
-  bool right_axis = false;
-};
-
-void write_plot(const std::string& png, const std::string& title, const std::string& xlabel, const std::string& ylabel,
-                const std::string& y2label, const std::vector<double>& x, const std::vector<Series>& series) {
-  std::string dat = png + ".dat";
-  {
-    std::ofstream d(dat);
-    d << "# x";
-    for (const auto& s : series) d << " '" << s.title << "'";
-    d << "\n";
-    for (std::size_t row = 0; row < x.size(); ++row) {
-      d << x[row];
-      for (const auto& s : series) d << " " << s.values[row];
-      d << "\n";
-    }
-  }
-  std::string gp = png + ".gp";
-  {
-    std::ofstream g(gp);
-    g << "set terminal png size 900,560\nset output '" << png << "'\n";
-    g << "set title 'sluice bench: " << title << "'\nset xlabel '" << xlabel << "'\n";
-    g << "set ylabel '" << ylabel << "'\nset logscale y\nset key top left\nset grid\n";
-    if (!y2label.empty()) g << "set y2label '" << y2label << "'\nset y2tics\nset ytics nomirror\n";
-    g << "plot ";
-    for (std::size_t i = 0; i < series.size(); ++i) {
-      g << (i ? ", " : "") << "'" << dat << "' using 1:" << (2 + i) << (series[i].right_axis ? " axes x1y2" : "")
-        << " with linespoints" << (series[i].dashed ? " dashtype 2" : "") << " title '" << series[i].title << "'";
-    }
-    g << "\n";
-  }
-  std::string cmd = "gnuplot '" + gp + "'";
-  if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "sluice bench: gnuplot failed (%s); data in %s\n", cmd.c_str(), dat.c_str());
-}
-
 // Open loop: p99 and p50 end-to-end latency per class against offered load.
 void plot_open_loop(const std::string& png, const std::string& label, const std::vector<loadgen::LoadResult>& levels) {
   std::vector<double> x;
@@ -154,7 +115,7 @@ void plot_open_loop(const std::string& png, const std::string& label, const std:
       series[2 * i + 1].values.push_back(l.classes[i].e2e.p50);
     }
   }
-  write_plot(png, label, "offered load (requests/s)", "end-to-end latency (s)", "", x, series);
+  write_plot(png, {"sluice bench: " + label, "offered load (requests/s)", "end-to-end latency (s)", "", true}, x, series);
 }
 
 // Closed loop: TTFT and inter-token latency (p50, p99) and output tokens/s against concurrency,
@@ -172,7 +133,7 @@ void plot_closed_loop(const std::string& png, const std::string& label, const st
     const double values[] = {c.ttft.p99, c.ttft.p50, c.itl.p99, c.itl.p50, c.output_tokens_per_second};
     for (std::size_t i = 0; i < series.size(); ++i) series[i].values.push_back(values[i]);
   }
-  write_plot(png, label, "concurrent streams", "latency (s)", "output tokens/s", x, series);
+  write_plot(png, {"sluice bench: " + label, "concurrent streams", "latency (s)", "output tokens/s", true}, x, series);
 }
 
 void print_workload(const loadgen::WorkloadResult& w) {

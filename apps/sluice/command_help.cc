@@ -62,19 +62,28 @@ documents are chunked and embedded, removed ones deleted, unchanged ones kept; t
 swapped atomically when done.
   --source PATH     the documents (required)
 )"},
-      {"eval", R"(usage: sluice eval FILE --dataset DIR [--dense lsa|use-lite|both] [--tune] [--folds N] [--json OUT.json] [--trec-dir DIR]
+      {"eval", R"(usage: sluice eval FILE --dataset DIR [--dense lsa|use-lite|both] [--tune [--profile OUT.json]] [--folds N]
+                   [--json OUT.json] [--trec-dir DIR] [--plot OUT.png] [--worst N]
 
 Retrieval quality of the pipeline's retrieval nodes on a BEIR dataset (corpus.jsonl,
-queries.jsonl, qrels/test.tsv): nDCG@10, R@10, R@100, MRR@10, P@10, MAP.
+queries.jsonl, qrels/test.tsv): nDCG@10, R@10, R@100, MRR@10, P@10, MAP; then per query type
+and method, and the queries where the hybrid loses most to the better single path.
   --dataset DIR     the BEIR dataset (required)
   --dense MODEL     the dense path: lsa (fitted on the corpus), use-lite (the pretrained
                     sentence encoder) or both, which adds every method again with
                     use-lite (named method:use-lite) and rrf3, BM25 + LSA + USE-lite fused
                     (default lsa)
   --tune            also search fusion weights by cross-validation and report held-out scores
+  --profile OUT.json
+                    with --tune: write the fusion settings chosen on every query as a fusion
+                    profile, which the fuse node loads with profile: OUT.json
   --folds N         cross-validation folds for --tune (default 5)
-  --json OUT.json   write the results as JSON
+  --json OUT.json   write the results as JSON (per-type rows, worst queries, every per-query
+                    difference included)
   --trec-dir DIR    write TREC run files (for trec_eval)
+  --plot OUT.png    plot the per-query nDCG@10 difference, hybrid minus the better single
+                    path, sorted (gnuplot)
+  --worst N         how many of the worst queries to list (default 10)
 )"},
       {"generate", R"(usage: sluice generate --model M.gguf [--prompt TEXT] [--max-tokens N] [--temperature T]
                        [--top-k K] [--top-p P] [--min-p P] [--seed S] [--threads N]

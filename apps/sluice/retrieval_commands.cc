@@ -1,19 +1,24 @@
-// `sluice ingest FILE --source PATH` and `sluice eval FILE --dataset DIR [--tune]`: thin
-// wrappers over nodes/retrieval. `sluice ingest` shows a progress bar on a terminal
+// `sluice ingest FILE --source PATH` and `sluice eval FILE --dataset DIR [--tune [--profile F]]
+// [--plot P]`: thin wrappers over nodes/retrieval (eval/evaluate.h, eval/eval_breakdown.h,
+// fusion/fusion_profile.h). `sluice ingest` shows a progress bar on a terminal
 // (ingest_progress.h). The pipeline file says which knowledge base (its retrieval
 // nodes' `knowledge_base`, relative to the file) and which fusion settings to use.
 #include <cstdio>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
 
 #include "apps/sluice/commands.h"
+#include "apps/sluice/gnuplot_plot.h"
 #include "apps/sluice/ingest_progress.h"
 #include "apps/sluice/registry.h"
 #include "inference/encoder/encoder_location.h"
 #include "nodes/retrieval/dense/use_lite_embedder.h"
+#include "nodes/retrieval/eval/eval_breakdown.h"
 #include "nodes/retrieval/eval/evaluate.h"
+#include "nodes/retrieval/fusion/fusion_profile.h"
 #include "nodes/retrieval/kb/knowledge_base.h"
 #include "nodes/retrieval/kb/loaders.h"
 #include "nodes/retrieval/node/retrieval_nodes.h"
@@ -104,14 +109,39 @@ int ingest(const Args& args) {
   return 0;
 }
 
+// Per query type and method, then the queries where the hybrid loses most to the better path.
+static void print_breakdown(const retrieval::EvalBreakdown& b, std::size_t worst) {
+  std::printf("\n%-22s %-16s %7s %8s %8s\n", "method", "query type", "queries", "nDCG@10", "R@10");
+  for (const auto& r : b.rows) {
+    std::printf("%-22s %-16s %7zu %8.3f %8.3f\n", r.method.c_str(), r.type.c_str(), r.queries, r.ndcg10, r.recall10);
+  }
+  if (b.best_single_path.empty() || worst == 0) return;
+  std::size_t wins = 0, losses = 0;
+  for (const auto& q : b.queries) {
+    wins += q.difference > 1e-9;
+    losses += q.difference < -1e-9;
+  }
+  std::printf("\n%s against %s (the better single path here), per query: %zu better, %zu worse, %zu equal; worst %zu:\n",
+              b.hybrid_method.c_str(), b.best_single_path.c_str(), wins, losses, b.queries.size() - wins - losses,
+              std::min(worst, b.queries.size()));
+  std::printf("  %-8s %-16s %6s %6s %6s %7s  %s\n", "query", "type", "bm25", "dense", b.hybrid_method.c_str(), "diff", "text");
+  for (std::size_t i = 0; i < b.queries.size() && i < worst; ++i) {
+    const auto& q = b.queries[i];
+    std::printf("  %-8s %-16s %6.3f %6.3f %6.3f %+7.3f  %.70s\n", q.id.c_str(), q.type.c_str(), q.bm25, q.dense, q.hybrid,
+                q.difference, q.text.c_str());
+  }
+}
+
 int eval(const Args& args) {
   const char* usage =
-      "sluice eval FILE --dataset DIR [--dense lsa|use-lite|both] [--tune] [--folds N] [--json OUT.json] [--trec-dir DIR]";
-  std::string file, dataset, json_out, trec_dir, folds = "5", dense = "lsa";
+      "sluice eval FILE --dataset DIR [--dense lsa|use-lite|both] [--tune [--profile OUT.json]] [--folds N] [--json OUT.json]\n"
+      "            [--trec-dir DIR] [--plot OUT.png] [--worst N]";
+  std::string file, dataset, json_out, trec_dir, folds = "5", dense = "lsa", profile_out, plot, worst = "10";
   bool tune = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (flag(args, i, "--dataset", &dataset) || flag(args, i, "--json", &json_out) || flag(args, i, "--trec-dir", &trec_dir) ||
-        flag(args, i, "--folds", &folds) || flag(args, i, "--dense", &dense)) {
+        flag(args, i, "--folds", &folds) || flag(args, i, "--dense", &dense) || flag(args, i, "--profile", &profile_out) ||
+        flag(args, i, "--plot", &plot) || flag(args, i, "--worst", &worst)) {
       continue;
     }
     if (args[i] == "--tune") {
@@ -129,11 +159,26 @@ int eval(const Args& args) {
     std::fprintf(stderr, "usage: %s\n", usage);
     return 2;
   }
+  if (!profile_out.empty() && !tune) {
+    std::fprintf(stderr, "sluice eval: --profile writes what --tune chooses; add --tune\n");
+    return 2;
+  }
+  std::size_t worst_count = 0;
+  if (std::from_chars(worst.data(), worst.data() + worst.size(), worst_count).ec != std::errc()) {
+    std::fprintf(stderr, "sluice eval: --worst '%s' is not a count\n", worst.c_str());
+    return 2;
+  }
   LoadedSpec spec;
   if (!load_pipeline(file, &spec)) return 2;
   retrieval::EvalOptions options;
   for (const auto& n : spec.pipeline.nodes()) {
-    if (n.has_fuse()) options.retrieve = retrieval::retrieve_options_from(n.fuse());
+    if (!n.has_fuse()) continue;
+    try {
+      options.retrieve = retrieval::retrieve_options_from(n.fuse(), spec.base_dir);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "sluice eval: node '%s': %s\n", n.name().c_str(), e.what());
+      return 2;
+    }
   }
   options.tune = tune;
   options.folds = std::stoul(folds);
@@ -151,7 +196,8 @@ int eval(const Args& args) {
       return 2;
     }
   }
-  retrieval::EvalReport report = retrieval::evaluate_embedders(retrieval::load_beir_dataset(dataset), options, embedders, dataset);
+  const retrieval::BeirDataset loaded = retrieval::load_beir_dataset(dataset);
+  retrieval::EvalReport report = retrieval::evaluate_embedders(loaded, options, embedders, dataset);
   for (const auto& p : report.problems) std::cerr << "skipped: " << p.to_string() << "\n";
   std::printf("%-22s %8s %8s %8s %8s %8s %8s\n", "method", "nDCG@10", "R@10", "R@100", "MRR@10", "P@10", "MAP@100");
   nlohmann::json j = report.to_json();
@@ -160,6 +206,32 @@ int eval(const Args& args) {
     std::printf("%-22s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f\n", m["name"].get<std::string>().c_str(), s.value("ndcg@10", 0.0),
                 s.value("recall@10", 0.0), s.value("recall@100", 0.0), s.value("mrr@10", 0.0), s.value("p@10", 0.0),
                 s.value("map@100", 0.0));
+  }
+  const retrieval::EvalBreakdown breakdown = retrieval::eval_breakdown(report, loaded);
+  print_breakdown(breakdown, worst_count);
+  const nlohmann::json b = retrieval::to_json(breakdown, worst_count);
+  for (const auto& [key, value] : b.items()) j[key] = value;
+  if (tune) {
+    std::printf("tuned on every query (in-sample nDCG@10 %.3f; held-out folds %.3f): natural_language %s %.1f/%.1f, exact_lookup %s %.1f/%.1f\n",
+                report.profile.in_sample_ndcg10, report.profile.held_out_ndcg10,
+                retrieval::fusion_method_name(report.profile.natural_language.method), report.profile.natural_language.bm25_weight,
+                report.profile.natural_language.final_weight(), retrieval::fusion_method_name(report.profile.exact_lookup.method),
+                report.profile.exact_lookup.bm25_weight, report.profile.exact_lookup.final_weight());
+  }
+  if (!profile_out.empty()) {
+    std::ofstream(profile_out) << retrieval::fusion_profile_json(report.profile);
+    std::printf("fusion profile written to %s (load it with the fuse node's profile: setting)\n", profile_out.c_str());
+  }
+  if (!plot.empty() && !breakdown.queries.empty()) {
+    std::vector<double> x;
+    Series diff{breakdown.hybrid_method + " - " + breakdown.best_single_path + " (nDCG@10)", {}, false, false};
+    for (std::size_t i = 0; i < breakdown.queries.size(); ++i) {
+      x.push_back(static_cast<double>(i + 1));
+      diff.values.push_back(breakdown.queries[i].difference);
+    }
+    write_plot(plot, {"sluice eval: " + dataset + ", per-query nDCG@10 difference, sorted", "query (sorted by difference)",
+                      "nDCG@10 difference", "", false},
+               x, {diff});
   }
   if (!json_out.empty()) std::ofstream(json_out) << j.dump(2) << "\n";
   if (!trec_dir.empty()) {

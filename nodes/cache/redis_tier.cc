@@ -191,6 +191,7 @@ void RedisTier::subscribe_loop() {
       if (!stopping && r) {
         on_connected(connected_before);
         connected_before = true;
+        subscribed_.store(true, std::memory_order_release);
         void* raw = nullptr;
         while (redisGetReply(c, &raw) == REDIS_OK) {
           const RedisReply m = RedisConnection::copy(static_cast<redisReply*>(raw));
@@ -208,6 +209,7 @@ void RedisTier::subscribe_loop() {
           }
         }
       }
+      subscribed_.store(false, std::memory_order_release);
       {
         MutexLock lock(stop_mu_);
         subscriber_fd_ = -1;

@@ -75,6 +75,9 @@ class RedisTier {
   void invalidate(const SharedInvalidation& what);
   void count_hit() { if (hits_) hits_->inc(); }
   bool up() const { return commands_.up(); }
+  // Whether this instance is subscribed to the others' events now (what it misses meanwhile,
+  // it makes up for by dropping L1 when the subscription comes back).
+  bool subscribed() const { return subscribed_.load(std::memory_order_acquire); }
   // A new entry id for a semantic entry: unique across instances.
   std::string new_id();
 
@@ -91,6 +94,7 @@ class RedisTier {
   const std::string instance_;  // random: tells this instance's own messages apart
   RedisConnection commands_;
   std::atomic<std::uint64_t> next_id_{1};
+  std::atomic<bool> subscribed_{false};
   Gauge* up_ = nullptr;
   Counter* errors_ = nullptr;
   Counter* hits_ = nullptr;

@@ -92,7 +92,8 @@ void SemanticCacheNode::process(Batch& batch) {
     if (!r.active()) continue;
     const float* v = vectors->data() + i * dim;
     std::string scope = semantic_scope(r, identity_);
-    const SemanticLookup found = store_->find(scope, v, question_features(questions[i]), threshold_, candidates_);
+    QuestionFeatures features = question_features(questions[i]);  // kept for the put after a miss
+    const SemanticLookup found = store_->find(scope, v, features, threshold_, candidates_);
     const Nanos now = clock_.now();
     if (found.answer && tier_->valid(*found.answer)) {
       tier_->count_hit(*found.answer);
@@ -103,7 +104,8 @@ void SemanticCacheNode::process(Batch& batch) {
     tier_->count_miss();
     r.add_tap(std::make_shared<AnswerRecorder>(
         [store = store_, tier = tier_, shared = shared_, clock = &clock_, scope = std::move(scope), tenant = r.tenant,
-         question = questions[i], vector = std::vector<float>(v, v + dim)](std::shared_ptr<const CachedAnswer> a) {
+         question = questions[i], features = std::move(features),
+         vector = std::vector<float>(v, v + dim)](std::shared_ptr<const CachedAnswer> a) mutable {
           if (!tier->valid(*a)) return;
           if (shared) {
             v1::CachedAnswerRecord record = answer_record(*a, *clock);
@@ -113,7 +115,7 @@ void SemanticCacheNode::process(Batch& batch) {
             record.mutable_vector()->Add(vector.begin(), vector.end());
             shared->put(shared->new_id(), record);
           }
-          store->put(scope, tenant, question, vector.data(), std::move(a));
+          store->put(scope, tenant, question, std::move(features), vector.data(), std::move(a));
           tier->publish();
         },
         max_answer_bytes_, now));

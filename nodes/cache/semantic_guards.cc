@@ -201,17 +201,6 @@ const std::unordered_map<std::string, std::string>& number_words() {
   return words;
 }
 
-const std::unordered_set<std::string>& units() {
-  static const std::unordered_set<std::string> u = {
-      "b", "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "byte", "bytes", "bit", "bits", "ms", "s", "sec",
-      "secs", "second", "seconds", "min", "mins", "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "day", "days",
-      "week", "weeks", "month", "months", "year", "years", "quarter", "night", "%", "percent", "px", "pt", "em", "rem", "mm", "cm", "m",
-      "km", "in", "inch", "inches", "ft", "feet", "mi", "miles", "g", "kg", "lb", "lbs", "oz", "l", "ml", "hz",
-      "khz", "mhz", "ghz", "w", "kw", "v", "mah", "dpi", "fps", "rpm", "am", "pm", "usd", "eur", "gbp", "dollars", "euros", "x",
-      "times", "users", "requests", "tokens", "cores", "threads", "gpus", "cpus", "items", "rows", "columns"};
-  return u;
-}
-
 const std::unordered_set<std::string>& date_words() {
   static const std::unordered_set<std::string> d = {
       "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
@@ -252,9 +241,17 @@ const std::unordered_map<std::string, std::string>& comparative_words() {
   return c;
 }
 
-// Units, each mapped to one spelling ("mins" = "minute", "GiB" stays apart from "GB").
+// A plural's singular by its last 's' ("users" = "user"; "gpus" = "gpu"; "bus" stays).
+std::string without_plural_s(const std::string& word) {
+  if (word.size() > 3 && word.back() == 's' && word[word.size() - 2] != 's') return word.substr(0, word.size() - 1);
+  return word;
+}
+
+// Units: every word a number's unit may be, mapped to one spelling ("mins" = "minute", "GiB"
+// stays apart from "GB"); the rest of the units by their singular. The one table of units.
 const std::unordered_map<std::string, std::string>& unit_spellings() {
-  static const std::unordered_map<std::string, std::string> u = {
+  static const std::unordered_map<std::string, std::string> u = [] {
+    std::unordered_map<std::string, std::string> m = {
       {"s", "second"}, {"sec", "second"}, {"secs", "second"}, {"seconds", "second"}, {"min", "minute"},
       {"mins", "minute"}, {"minutes", "minute"}, {"h", "hour"}, {"hr", "hour"}, {"hrs", "hour"}, {"hours", "hour"},
       {"days", "day"}, {"weeks", "week"}, {"months", "month"}, {"years", "year"}, {"yrs", "year"}, {"%", "percent"},
@@ -265,6 +262,17 @@ const std::unordered_map<std::string, std::string>& unit_spellings() {
       {"grams", "gram"}, {"km", "kilometer"}, {"kilometers", "kilometer"}, {"kilometres", "kilometer"},
       {"m", "meter"}, {"meters", "meter"}, {"metres", "meter"}, {"cm", "centimeter"}, {"mm", "millimeter"},
       {"dollars", "usd"}, {"dollar", "usd"}, {"euros", "eur"}, {"euro", "eur"}, {"x", "times"}};
+    for (const char* w : {
+      "b", "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "byte", "bytes", "bit", "bits", "ms", "s", "sec",
+      "secs", "second", "seconds", "min", "mins", "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "day", "days",
+      "week", "weeks", "month", "months", "year", "years", "quarter", "night", "%", "percent", "px", "pt", "em", "rem", "mm", "cm", "m",
+      "km", "in", "inch", "inches", "ft", "feet", "mi", "miles", "g", "kg", "lb", "lbs", "oz", "l", "ml", "hz",
+      "khz", "mhz", "ghz", "w", "kw", "v", "mah", "dpi", "fps", "rpm", "am", "pm", "usd", "eur", "gbp", "dollars", "euros", "x",
+      "times", "users", "requests", "tokens", "cores", "threads", "gpus", "cpus", "items", "rows", "columns"}) {
+      m.emplace(w, without_plural_s(w));  // keeps a spelling the pairs above already gave
+    }
+    return m;
+  }();
   return u;
 }
 
@@ -279,8 +287,7 @@ const std::unordered_set<std::string>& not_units() {
 // A number's unit as one spelling: the table's, else the word without a plural 's'.
 std::string unit_spelling(const std::string& word) {
   if (auto u = unit_spellings().find(word); u != unit_spellings().end()) return u->second;
-  if (word.size() > 3 && word.back() == 's' && word[word.size() - 2] != 's') return word.substr(0, word.size() - 1);
-  return word;
+  return without_plural_s(word);
 }
 
 // Words that carry no topic: function words, question words, politeness, light verbs.
@@ -377,7 +384,7 @@ bool is_entity(const Token& t) {
   if (t.quoted || t.setting_value) return true;
   const std::string& r = t.raw;
   // A number with its unit (5GB, 10ms) is the number guard's.
-  if (std::isdigit(static_cast<unsigned char>(r[0])) || units().count(t.lower)) return false;
+  if (std::isdigit(static_cast<unsigned char>(r[0])) || unit_spellings().count(t.lower)) return false;
   if (has_digit(r) && has_alpha(r)) return true;
   if (r.find_first_of("./_") != std::string::npos && has_alpha(r)) return true;
   int upper = 0, lower = 0;
@@ -446,7 +453,7 @@ std::vector<bool> polite_tokens(const std::vector<Token>& tokens) {
 // ("2 cups", "3 replicas"); not a verb or a word that starts the rest ("404 mean", "5 of").
 bool number_unit(const std::string& next) {
   if (!has_alpha(next) || has_digit(next) || not_units().count(next)) return false;
-  if (units().count(next) || unit_spellings().count(next)) return true;
+  if (unit_spellings().count(next)) return true;
   return next.size() > 3 && next.back() == 's' && next[next.size() - 2] != 's';
 }
 
@@ -556,7 +563,7 @@ QuestionFeatures question_features(std::string_view question) {
       f.numbers.push_back("2nd");  // "the second half"; "5 second", "per second", "a second" are time
     }
     // Rates: "per second" and "per minute" differ as much as 10 and 100 do; "daily" is "per day".
-    if ((w == "per" || w == "every" || w == "each") && i + 1 < tokens.size() && units().count(tokens[i + 1].lower)) {
+    if ((w == "per" || w == "every" || w == "each") && i + 1 < tokens.size() && unit_spellings().count(tokens[i + 1].lower)) {
       f.numbers.push_back("per " + unit_spelling(tokens[i + 1].lower));
     }
     if (auto r = rate_adverbs().find(w); r != rate_adverbs().end()) f.numbers.push_back(r->second);

@@ -110,11 +110,16 @@ SemanticLookup SemanticStore::find(const std::string& scope_key, const float* ve
 
 void SemanticStore::put(const std::string& scope_key, const std::string& tenant, const std::string& question,
                         const float* vector, std::shared_ptr<const CachedAnswer> answer) {
+  put(scope_key, tenant, question, question_features(question), vector, std::move(answer));
+}
+
+void SemanticStore::put(const std::string& scope_key, const std::string& tenant, const std::string& question,
+                        QuestionFeatures features, const float* vector, std::shared_ptr<const CachedAnswer> answer) {
   Entry e;
   e.scope = scope_key;
   e.tenant = tenant;
   e.question = question;
-  e.features = question_features(question);
+  e.features = std::move(features);
   e.vector.assign(vector, vector + dim_);
   e.bytes = answer->bytes() + scope_key.size() + tenant.size() + 2 * question.size() + dim_ * sizeof(float) +
             kIndexBytesPerEntry + sizeof(Entry) + 64;

@@ -48,6 +48,9 @@ class SemanticStore {
                       float threshold, std::size_t candidates) EXCLUDES(mu_);
   void put(const std::string& scope, const std::string& tenant, const std::string& question, const float* vector,
            std::shared_ptr<const CachedAnswer> answer) EXCLUDES(mu_);
+  // The same with question_features(question) already made (the lookup that missed made them).
+  void put(const std::string& scope, const std::string& tenant, const std::string& question, QuestionFeatures features,
+           const float* vector, std::shared_ptr<const CachedAnswer> answer) EXCLUDES(mu_);
   std::size_t remove_if(const EntryPredicate& predicate) EXCLUDES(mu_);
   StoreCounts counts() const EXCLUDES(mu_);
   std::size_t dimension() const { return dim_; }

@@ -65,7 +65,7 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .async = false,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
         return std::make_unique<retrieval::FuseNode>(open_kb(spec.fuse().knowledge_base(), ctx),
-                                                     retrieval::retrieve_options_from(spec.fuse()));
+                                                     retrieval::retrieve_options_from(spec.fuse(), ctx.base_dir));
       },
   });
   registry.add(NodeKind{

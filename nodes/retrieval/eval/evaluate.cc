@@ -79,13 +79,13 @@ std::vector<std::vector<double>> ndcg_table(const std::vector<TuningQuery>& qs, 
 
 std::vector<FusionParams> fusion_grid() {
   std::vector<FusionParams> grid;
-  for (int w = 0; w <= 7; ++w) {
-    for (int f = 0; f <= 4; ++f) {
-      grid.push_back({FusionMethod::kWeighted, static_cast<float>(w) / 10.f, 60.f, static_cast<float>(f) / 10.f});
+  for (int w = 0; w <= 10; ++w) {
+    for (float f : {0.f, 0.1f, 0.2f, 0.3f, 0.4f}) {
+      grid.push_back({FusionMethod::kWeighted, static_cast<float>(w) / 10.f, 60.f, f});
     }
   }
   for (float k : {10.f, 30.f, 60.f, 100.f}) {
-    for (int w = 3; w <= 7; w += 2) grid.push_back({FusionMethod::kRrf, static_cast<float>(w) / 10.f, k});
+    for (int w = 3; w <= 9; w += 2) grid.push_back({FusionMethod::kRrf, static_cast<float>(w) / 10.f, k});
   }
   return grid;
 }
@@ -138,6 +138,34 @@ TuningResult tune_fusion_cv(const std::vector<TuningQuery>& queries, const Qrels
     }
     result.folds.push_back(fold);
   }
+  // The profile: the same choice on every query of each type.
+  result.profile.queries = queries.size();
+  result.profile.natural_language = defaults.natural_language;
+  result.profile.exact_lookup = defaults.exact_lookup;
+  double in_sample = 0;
+  for (QueryType type : {QueryType::kNaturalLanguage, QueryType::kExactLookup}) {
+    std::vector<std::size_t> all;
+    for (std::size_t i = 0; i < queries.size(); ++i)
+      if (queries[i].type == type) all.push_back(i);
+    if (all.empty()) continue;
+    std::size_t best = 0;
+    double best_sum = -1;
+    for (std::size_t g = 0; g < grid.size(); ++g) {
+      double sum = 0;
+      for (std::size_t i : all) sum += table[g][i];
+      if (sum > best_sum + 1e-12) {
+        best_sum = sum;
+        best = g;
+      }
+    }
+    in_sample += best_sum;
+    (type == QueryType::kExactLookup ? result.profile.exact_lookup : result.profile.natural_language) = grid[best];
+    (type == QueryType::kExactLookup ? result.profile.exact_lookup_tuned : result.profile.natural_language_tuned) = true;
+  }
+  // Over the judged queries, as evaluate_run averages (an unjudged one scores 0 in the table).
+  std::size_t judged = 0;
+  for (const auto& q : queries) judged += qrels.count(q.id);
+  result.profile.in_sample_ndcg10 = judged == 0 ? 0 : in_sample / static_cast<double>(judged);
   return result;
 }
 
@@ -265,6 +293,9 @@ EvalReport evaluate_dataset(const BeirDataset& ds, const EvalOptions& options, c
                {{"folds", options.folds}, {"seed", options.seed}, {"feedback_docs", ro.feedback_docs}},
                std::move(tuned.held_out_run));
     report.folds = std::move(tuned.folds);
+    report.profile = std::move(tuned.profile);
+    report.profile.dataset = name;
+    report.profile.held_out_ndcg10 = report.methods.back().metrics.ndcg10;
   }
   report.stages = {{"bm25", summarize(t_bm25)},
                    {"embed", summarize(t_embed)},

@@ -24,6 +24,7 @@
 #include "nodes/retrieval/dense/lsa_embedder.h"
 #include "nodes/retrieval/eval/beir_dataset.h"
 #include "nodes/retrieval/eval/metrics.h"
+#include "nodes/retrieval/fusion/fusion_profile.h"
 #include "nodes/retrieval/kb/retriever.h"
 
 namespace sluice::retrieval {
@@ -60,6 +61,7 @@ struct EvalReport {
   std::vector<MethodResult> methods;
   std::vector<std::pair<std::string, StageLatency>> stages;  // bm25, embed, dense, fuse, rerank
   nlohmann::json folds = nlohmann::json::array();            // chosen parameters per fold
+  FusionProfile profile;  // with tune: the parameters chosen on every query (fusion_profile.h)
   std::vector<LoadProblem> problems;
   nlohmann::json to_json() const;  // everything except the runs
 };
@@ -95,12 +97,19 @@ using FusionRanker = std::function<std::vector<ScoredDoc>(const TuningQuery&, co
 struct TuningResult {
   Run held_out_run;      // every query scored by parameters fitted without it
   nlohmann::json folds;  // per fold and type: chosen parameters, training nDCG@10
+  // The same choice made on every query of each type (what a profile file carries); a type
+  // with no query keeps `defaults`' parameters (tuned false). in_sample_ndcg10: their mean.
+  FusionProfile profile;
 };
 TuningResult tune_fusion_cv(const std::vector<TuningQuery>& queries, const Qrels& qrels,
                             const std::vector<std::string>& doc_ids_of_chunks, std::size_t folds,
                             std::uint64_t seed, std::size_t depth, const RetrieveOptions& defaults,
                             const FusionRanker& rank);
-// The grid tune_fusion_cv searches.
+// The grid tune_fusion_cv searches: weighted with the BM25 weight 0-1 and the final (after
+// feedback) weight 0-0.4, both in steps of 0.1; RRF with k 10/30/60/100 and BM25 weight
+// 0.3/0.5/0.7/0.9. Weights up to 1 so that a collection where the dense path is weak (CACM)
+// can be tuned to lean on BM25. (Final weights up to 1 were tried: CACM's held-out nDCG@10
+// fell from 0.458 to 0.439, more choices fitted to 37 training queries' noise.)
 std::vector<FusionParams> fusion_grid();
 
 }  // namespace sluice::retrieval

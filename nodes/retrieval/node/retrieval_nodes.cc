@@ -1,10 +1,14 @@
 #include "nodes/retrieval/node/retrieval_nodes.h"
+#include "nodes/retrieval/fusion/fusion_profile.h"
+
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "graph/clock.h"
 #include "graph/request_citations.h"
 #include "graph/token_estimate.h"
+#include "nodes/retrieval/fusion/fusion_profile.h"
 
 namespace sluice::retrieval {
 
@@ -104,11 +108,19 @@ void RerankNode::process(Batch& batch) {
   }
 }
 
-RetrieveOptions retrieve_options_from(const FuseConfig& c) {
+RetrieveOptions retrieve_options_from(const FuseConfig& c, const std::string& base_dir) {
   RetrieveOptions o;
   const auto method = parse_fusion_method(c.method());
   o.natural_language = {method, c.natural_language_bm25_weight(), c.rrf_k(), c.natural_language_final_bm25_weight()};
   o.exact_lookup = {method, c.exact_lookup_bm25_weight(), c.rrf_k(), c.exact_lookup_bm25_weight()};
+  if (!c.profile().empty()) {
+    const std::filesystem::path path = std::filesystem::path(c.profile()).is_absolute()
+                                           ? std::filesystem::path(c.profile())
+                                           : std::filesystem::path(base_dir) / c.profile();
+    const FusionProfile profile = read_fusion_profile(path.string());
+    if (profile.natural_language_tuned) o.natural_language = profile.natural_language;
+    if (profile.exact_lookup_tuned) o.exact_lookup = profile.exact_lookup;
+  }
   o.classify = c.classify();
   o.feedback_docs = c.feedback_docs();
   o.feedback_weight = c.feedback_weight();

@@ -116,9 +116,10 @@ class AnswerNode final : public KnowledgeBaseNode {
 };
 
 // The engine options a `fuse` node config stands for (also what `sluice eval FILE` should use,
-// so evaluation measures the pipeline's own settings). Throws std::invalid_argument on an
-// unknown method.
-RetrieveOptions retrieve_options_from(const FuseConfig& config);
+// so evaluation measures the pipeline's own settings), with its `profile` file (relative to
+// `base_dir`, the pipeline file's directory) applied. Throws std::invalid_argument on an unknown
+// method or a profile that cannot be read (naming the file and field).
+RetrieveOptions retrieve_options_from(const FuseConfig& config, const std::string& base_dir = "");
 
 // JSON text of ranked chunks, as /v1/retrieve returns them.
 std::string hits_json(const RetrievalHits& hits, const KbSnapshot& gen);

@@ -66,11 +66,12 @@ struct Instance {
   }
 };
 
-// Whether the instance's command connection reaches Redis (a lookup makes it connect).
+// Whether the instance's command connection reaches Redis (a lookup makes it connect) and it is
+// subscribed to the others' events (a message published before that is not delivered to it).
 bool connected(Instance& instance) {
   return eventually([&] {
     instance.tier->get("probe");
-    return instance.tier->up();
+    return instance.tier->up() && instance.tier->subscribed();
   });
 }
 
@@ -124,6 +125,7 @@ TEST(RedisTier, TwoInstancesShareExactEntriesAndInvalidations) {
   SteadyClock clock;
   Instance a(server, false), b(server, false);
   ASSERT_TRUE(connected(a));
+  ASSERT_TRUE(connected(b));
   a.tier->put("id1", record("the whole key 1", *answer("one", {"doc#1"}), clock, "acme"));
   a.tier->put("id2", record("the whole key 2", *answer("two", {"doc#2"}), clock, "acme"));
   a.tier->put("id3", record("the whole key 3", *answer("three"), clock, "other"));

@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "graph/clock.h"
+#include "nodes/retrieval/fusion/fusion_profile.h"
 
 namespace sluice::retrieval {
 namespace {
@@ -150,6 +154,36 @@ TEST(RetrievalNodes, FuseConfigMapsOntoEngineOptions) {
   EXPECT_EQ(o.top_k, 5u);
   c.set_method("borda");
   EXPECT_THROW(retrieve_options_from(c), std::invalid_argument);
+}
+
+// A fusion profile replaces the weights of the types it tuned, found beside the pipeline file.
+TEST(RetrievalNodes, FuseConfigLoadsAFusionProfile) {
+  const std::string dir = ::testing::TempDir() + "profile-test";
+  std::filesystem::create_directories(dir);
+  FusionProfile p;
+  p.natural_language = {FusionMethod::kWeighted, 0.9f, 60.f, 0.7f};
+  p.natural_language_tuned = true;
+  p.exact_lookup = {FusionMethod::kRrf, 0.1f, 5.f, 0.1f};
+  p.exact_lookup_tuned = false;
+  std::ofstream(dir + "/cacm.profile.json") << fusion_profile_json(p);
+  FuseConfig c;
+  c.set_method("weighted");
+  c.set_natural_language_bm25_weight(0.4f);
+  c.set_exact_lookup_bm25_weight(0.65f);
+  c.set_rrf_k(60);
+  c.set_profile("cacm.profile.json");
+  const RetrieveOptions o = retrieve_options_from(c, dir);
+  EXPECT_FLOAT_EQ(o.natural_language.bm25_weight, 0.9f);
+  EXPECT_FLOAT_EQ(o.natural_language.final_weight(), 0.7f);
+  EXPECT_EQ(o.exact_lookup.method, FusionMethod::kWeighted) << "not tuned in the profile: the pipeline's";
+  EXPECT_FLOAT_EQ(o.exact_lookup.bm25_weight, 0.65f);
+  c.set_profile("missing.json");
+  try {
+    retrieve_options_from(c, dir);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.json: (file): cannot be read"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,88 @@
+#include "nodes/retrieval/eval/eval_breakdown.h"
+
+#include <algorithm>
+#include <map>
+
+#include "nodes/retrieval/fusion/query_classifier.h"
+
+namespace sluice::retrieval {
+
+EvalBreakdown eval_breakdown(const EvalReport& report, const BeirDataset& ds, const std::string& hybrid_method) {
+  EvalBreakdown out;
+  out.hybrid_method = hybrid_method;
+  std::map<std::string, std::string> type_of;
+  for (const auto& q : ds.queries) type_of[q.id] = query_type_name(classify_query(q.text));
+  std::map<std::string, RunMetrics> metrics;
+  for (const auto& m : report.methods) metrics[m.name] = evaluate_run(ds.qrels, m.run);
+
+  for (const auto& m : report.methods) {
+    std::map<std::string, TypeRow> by_type;
+    for (const auto& [qid, set] : metrics[m.name].per_query) {
+      TypeRow& row = by_type[type_of[qid]];
+      ++row.queries;
+      row.ndcg10 += set.ndcg10;
+      row.recall10 += set.recall10;
+    }
+    for (auto& [type, row] : by_type) {
+      row.method = m.name;
+      row.type = type;
+      row.ndcg10 /= static_cast<double>(row.queries);
+      row.recall10 /= static_cast<double>(row.queries);
+      out.rows.push_back(row);
+    }
+  }
+
+  if (!metrics.count("bm25") || !metrics.count("dense") || !metrics.count(hybrid_method)) return out;
+  const RunMetrics &bm25 = metrics["bm25"], &dense = metrics["dense"], &hybrid = metrics[hybrid_method];
+  out.best_single_path = bm25.mean.ndcg10 >= dense.mean.ndcg10 ? "bm25" : "dense";
+  const RunMetrics& best = out.best_single_path == "bm25" ? bm25 : dense;
+  std::map<std::string, const std::string*> text_of;
+  for (const auto& q : ds.queries) text_of[q.id] = &q.text;
+  auto ndcg = [](const RunMetrics& r, const std::string& qid) {
+    auto it = r.per_query.find(qid);
+    return it == r.per_query.end() ? 0.0 : it->second.ndcg10;
+  };
+  for (const auto& [qid, set] : hybrid.per_query) {
+    QueryDifference d;
+    d.id = qid;
+    d.text = text_of.count(qid) ? *text_of[qid] : "";
+    d.type = type_of[qid];
+    d.bm25 = ndcg(bm25, qid);
+    d.dense = ndcg(dense, qid);
+    d.hybrid = set.ndcg10;
+    d.difference = d.hybrid - ndcg(best, qid);
+    out.queries.push_back(std::move(d));
+  }
+  std::stable_sort(out.queries.begin(), out.queries.end(),
+                   [](const QueryDifference& a, const QueryDifference& b) { return a.difference < b.difference; });
+  return out;
+}
+
+nlohmann::json to_json(const EvalBreakdown& b, std::size_t worst) {
+  nlohmann::json j;
+  j["per_type"] = nlohmann::json::array();
+  for (const auto& r : b.rows) {
+    j["per_type"].push_back({{"method", r.method}, {"type", r.type}, {"queries", r.queries}, {"ndcg@10", r.ndcg10}, {"recall@10", r.recall10}});
+  }
+  if (b.best_single_path.empty()) return j;
+  j["compared"] = {{"hybrid", b.hybrid_method}, {"best_single_path", b.best_single_path}};
+  j["worst_queries"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < b.queries.size() && i < worst; ++i) {
+    const auto& q = b.queries[i];
+    j["worst_queries"].push_back({{"id", q.id},         {"text", q.text},   {"type", q.type},    {"bm25", q.bm25},
+                                  {"dense", q.dense},   {"hybrid", q.hybrid}, {"difference", q.difference}});
+  }
+  std::size_t wins = 0, losses = 0;
+  j["differences"] = nlohmann::json::array();
+  for (const auto& q : b.queries) {
+    j["differences"].push_back(q.difference);
+    wins += q.difference > 1e-9;
+    losses += q.difference < -1e-9;
+  }
+  j["wins"] = wins;
+  j["losses"] = losses;
+  j["ties"] = b.queries.size() - wins - losses;
+  return j;
+}
+
+}  // namespace sluice::retrieval
