@@ -115,7 +115,12 @@ static void print_breakdown(const retrieval::EvalBreakdown& b, std::size_t worst
   for (const auto& r : b.rows) {
     std::printf("%-22s %-16s %7zu %8.3f %8.3f\n", r.method.c_str(), r.type.c_str(), r.queries, r.ndcg10, r.recall10);
   }
-  if (b.best_single_path.empty() || worst == 0) return;
+  if (b.best_single_path.empty()) return;
+  std::printf("\npath agreement (no judgements used): BM25's and dense's top 10 share %.2f on average; BM25's first hit\n"
+              "is at rank %.1f of the dense list (Cranfield: 0.65 and 2.9, where fusion helps; CACM: 0.40 and 21.2, where\n"
+              "it hurts: with low agreement, tune a fusion profile on judged queries, --tune --profile)\n",
+              b.top10_overlap, b.bm25_first_in_dense);
+  if (worst == 0) return;
   std::size_t wins = 0, losses = 0;
   for (const auto& q : b.queries) {
     wins += q.difference > 1e-9;

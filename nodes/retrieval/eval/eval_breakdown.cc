@@ -53,6 +53,37 @@ EvalBreakdown eval_breakdown(const EvalReport& report, const BeirDataset& ds, co
     d.difference = d.hybrid - ndcg(best, qid);
     out.queries.push_back(std::move(d));
   }
+  // Agreement of the two paths' runs, over the queries both answered.
+  const Run *bm25_run = nullptr, *dense_run = nullptr;
+  for (const auto& m : report.methods) {
+    if (m.name == "bm25") bm25_run = &m.run;
+    if (m.name == "dense") dense_run = &m.run;
+  }
+  std::size_t both = 0;
+  for (const auto& [qid, docs] : *bm25_run) {
+    auto d = dense_run->find(qid);
+    if (d == dense_run->end() || docs.empty()) continue;
+    auto b_sorted = docs, d_sorted = d->second;
+    sort_trec_order(b_sorted);
+    sort_trec_order(d_sorted);
+    std::size_t shared = 0, first_rank = 101;
+    for (std::size_t i = 0; i < b_sorted.size() && i < 10; ++i) {
+      for (std::size_t k = 0; k < d_sorted.size() && k < 10; ++k) shared += b_sorted[i].doc_id == d_sorted[k].doc_id;
+    }
+    for (std::size_t k = 0; k < d_sorted.size() && k < 100; ++k) {
+      if (d_sorted[k].doc_id == b_sorted[0].doc_id) {
+        first_rank = k + 1;
+        break;
+      }
+    }
+    out.top10_overlap += static_cast<double>(shared) / 10.0;
+    out.bm25_first_in_dense += static_cast<double>(first_rank);
+    ++both;
+  }
+  if (both) {
+    out.top10_overlap /= static_cast<double>(both);
+    out.bm25_first_in_dense /= static_cast<double>(both);
+  }
   std::stable_sort(out.queries.begin(), out.queries.end(),
                    [](const QueryDifference& a, const QueryDifference& b) { return a.difference < b.difference; });
   return out;
@@ -66,6 +97,7 @@ nlohmann::json to_json(const EvalBreakdown& b, std::size_t worst) {
   }
   if (b.best_single_path.empty()) return j;
   j["compared"] = {{"hybrid", b.hybrid_method}, {"best_single_path", b.best_single_path}};
+  j["path_agreement"] = {{"top10_overlap", b.top10_overlap}, {"bm25_first_in_dense", b.bm25_first_in_dense}};
   j["worst_queries"] = nlohmann::json::array();
   for (std::size_t i = 0; i < b.queries.size() && i < worst; ++i) {
     const auto& q = b.queries[i];

@@ -3,7 +3,11 @@
 //    Recall@10, so a fusion that helps questions and hurts identifier lookups shows it;
 //  - per query: the hybrid's nDCG@10 minus the better single path's (the one of bm25 and dense
 //    with the higher mean on this collection), sorted worst first, with both paths' figures and
-//    the query's text, so the queries where fusion loses most can be read.
+//    the query's text, so the queries where fusion loses most can be read;
+//  - how much the two paths agree over the collection: the mean share of BM25's top 10 that the
+//    dense path's top 10 also holds, and the mean rank in the dense list of BM25's first hit
+//    (101 when absent from its 100). No judgement is used: a low agreement says one path is
+//    unreliable here, not which (docs/retrieval.md, "Where fusion fails").
 // Pure functions; thread-safe.
 #pragma once
 
@@ -31,6 +35,8 @@ struct QueryDifference {
 
 struct EvalBreakdown {
   std::string hybrid_method, best_single_path;  // e.g. "hybrid", "bm25"
+  double top10_overlap = 0;                     // mean over queries, 0-1
+  double bm25_first_in_dense = 0;               // mean rank, 1-101
   std::vector<TypeRow> rows;                    // method order of the report, then type
   std::vector<QueryDifference> queries;         // every judged query, worst difference first
 };

@@ -129,6 +129,10 @@ TEST(EvalBreakdown, RowsPerTypeAndTheWorstQueriesFirst) {
     EXPECT_EQ(r.queries, 1u) << r.method;
   }
   EXPECT_EQ(exact_rows, 3u);  // one per method
+  // The two paths share only "x" in each top 10 (1 of 10 places), and BM25's first hit is never
+  // in the dense list (rank 101 by convention).
+  EXPECT_NEAR(b.top10_overlap, 0.1, 1e-9);
+  EXPECT_NEAR(b.bm25_first_in_dense, 101.0, 1e-9);
   const auto j = to_json(b, 1);
   EXPECT_EQ(j["worst_queries"].size(), 1u);
   EXPECT_EQ(j["differences"].size(), 3u);
