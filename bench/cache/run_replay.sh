@@ -8,6 +8,8 @@
 # and off (SLUICE_CACHE_STORE=off: the same pipeline file, both cache nodes passing requests on).
 # Per run: the bench's table and JSON (hits per tier and kind of line, false hits, end-to-end
 # mean/p95), the server's /metrics (engine sequences: sluice_engine_ttft_seconds_count) and log.
+# CACHE_STORE=redis runs the cached side with store: redis against SLUICE_REDIS_URL (a Redis you
+# started; each run flushes it first), to measure the shared tier's cost.
 #   bench/cache/run_replay.sh BUILD_DIR OUT_DIR [ROUNDS] [CONCURRENCY]
 set -euo pipefail
 build=${1:?build dir}; out=${2:?output dir}; rounds=${3:-3}; concurrency=${4:-4}
@@ -16,6 +18,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 port=${PORT:-18210}
 model=${SLUICE_MODEL:-$root/../shared/models/stories260K.gguf}
 max_tokens=${MAX_TOKENS:-64}
+cache_store=${CACHE_STORE:-memory}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 kb=$out/kb
@@ -34,6 +37,7 @@ trap stop_server EXIT
 
 run() {  # name store
   local name=$1 store=$2
+  if [ "$store" = redis ]; then redis-cli -u "${SLUICE_REDIS_URL:-redis://127.0.0.1:6379}" FLUSHALL > /dev/null; fi
   SLUICE_KB=$kb SLUICE_MODEL=$model SLUICE_CACHE_STORE=$store SLUICE_LISTEN=127.0.0.1:$port \
     "$sluice" run "$root/pipelines/default.yaml" > "$out/$name.server.log" 2>&1 &
   pid=$!
@@ -51,7 +55,7 @@ run() {  # name store
 }
 
 for round in $(seq 1 "$rounds"); do
-  run "cached-$round" memory
+  run "cached-$round" "$cache_store"
   run "uncached-$round" off
 done
 python3 "$root/bench/cache/summarize_replay.py" "$out" "$rounds" | tee "$out/summary.txt"
