@@ -58,13 +58,45 @@ std::vector<Span> paragraphs(std::string_view text, Span within) {
   return out;
 }
 
+// Whether a line is a block of its own in Markdown (heading, table row, code fence, list item,
+// quote): it never continues the line before it, and nothing continues it.
+bool block_line(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  if (i == line.size()) return true;  // blank: a paragraph break
+  const char c = line[i];
+  if (c == '#' || c == '|' || c == '>' || line.substr(i, 3) == "```") return true;
+  if ((c == '-' || c == '*' || c == '+') && i + 1 < line.size() && line[i + 1] == ' ') return true;
+  std::size_t d = i;
+  while (d < line.size() && std::isdigit(static_cast<unsigned char>(line[d]))) ++d;
+  return d > i && d + 1 < line.size() && (line[d] == '.' || line[d] == ')') && line[d + 1] == ' ';
+}
+
+// A sentence ends at . ? ! before whitespace, or at a line break that is not a soft wrap: a
+// paragraph hard-wrapped at 100 columns is read as its sentences, not as its lines, while a
+// line break before or after a heading, table row, list item or code fence still ends one.
 std::vector<Span> sentences(std::string_view text, Span p) {
   std::vector<Span> out;
-  std::size_t b = p.begin;
+  std::size_t b = p.begin, line_start = p.begin;
   for (std::size_t i = p.begin; i < p.end; ++i) {
     const char c = text[i];
-    const bool end_mark = (c == '.' || c == '?' || c == '!') && (i + 1 == p.end || std::isspace(static_cast<unsigned char>(text[i + 1])));
-    if (end_mark || c == '\n') {
+    bool end = (c == '.' || c == '?' || c == '!') && (i + 1 == p.end || std::isspace(static_cast<unsigned char>(text[i + 1])));
+    if (end && c == '.') {  // "1. first step": an ordered list's number, not a sentence
+      std::size_t k = line_start;
+      while (k < i && (text[k] == ' ' || text[k] == '\t')) ++k;
+      std::size_t d = k;
+      while (d < i && std::isdigit(static_cast<unsigned char>(text[d]))) ++d;
+      if (d > k && d == i) end = false;
+    }
+    if (c == '\n') {
+      const std::string_view line = text.substr(line_start, i - line_start);
+      std::size_t next_end = text.find('\n', i + 1);
+      if (next_end == std::string_view::npos || next_end > p.end) next_end = p.end;
+      const std::string_view next = text.substr(i + 1, next_end - (i + 1));
+      end = block_line(line) || block_line(next);
+      line_start = i + 1;
+    }
+    if (end) {
       const Span s = trim(text, {b, i + 1});
       if (s.end > s.begin) out.push_back(s);
       b = i + 1;

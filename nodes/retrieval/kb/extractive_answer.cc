@@ -1,6 +1,7 @@
 #include "nodes/retrieval/kb/extractive_answer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -71,6 +72,14 @@ ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<Ret
   std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     return a.score > b.score || (a.score == b.score && a.passage < b.passage);
   });
+  // Overlapping chunks hold the same sentence twice: quote it once, from its best passage.
+  std::set<std::string_view> quoted;
+  cands.erase(std::remove_if(cands.begin(), cands.end(),
+                             [&](const Candidate& c) {
+                               const std::string& text = gen.chunks()[hits[c.passage].chunk].text;
+                               return !quoted.insert(std::string_view(text).substr(c.begin, c.end - c.begin)).second;
+                             }),
+              cands.end());
   if (cands.size() > options.max_sentences) cands.resize(options.max_sentences);
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     return a.passage != b.passage ? a.passage < b.passage : a.begin < b.begin;
@@ -80,9 +89,12 @@ ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<Ret
     auto [it, fresh] = number_of.try_emplace(s.passage, static_cast<int>(number_of.size()) + 1);
     const Chunk& c = gen.chunks()[hits[s.passage].chunk];
     if (fresh) answer.sources.push_back({it->second, c.doc_id, c.title, c.begin, c.end, chunk_key(c)});
-    std::string sentence = c.text.substr(s.begin, std::min(s.end - s.begin, options.max_sentence_bytes));
-    for (auto& ch : sentence) {
-      if (ch == '\n') ch = ' ';
+    // One line of text: a wrapped sentence's line breaks and indentation become one space.
+    std::string sentence;
+    for (char ch : c.text.substr(s.begin, std::min(s.end - s.begin, options.max_sentence_bytes))) {
+      const bool space = std::isspace(static_cast<unsigned char>(ch));
+      if (space && (sentence.empty() || sentence.back() == ' ')) continue;
+      sentence += space ? ' ' : ch;
     }
     answer.pieces.push_back(sentence + " [" + std::to_string(it->second) + "] ");
   }

@@ -105,7 +105,9 @@ std::string html_to_text(const std::string& html, std::string* title) {
 
 std::optional<TextFormat> format_of_name(const std::string& name) {
   const std::string ext = lower(fs::path(name).extension().string());
-  if (ext == ".txt" || ext == ".text" || ext == ".rst") return TextFormat::kText;
+  // Configuration files are read as text: a pipeline or alerting rules file documents a system
+  // as much as its prose does (docs/alerts.yaml is part of the default knowledge base).
+  if (ext == ".txt" || ext == ".text" || ext == ".rst" || ext == ".yaml" || ext == ".yml" || ext == ".toml") return TextFormat::kText;
   if (ext == ".md" || ext == ".markdown") return TextFormat::kMarkdown;
   if (ext == ".html" || ext == ".htm") return TextFormat::kHtml;
   if (ext == ".c" || ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".h" || ext == ".hh" || ext == ".hpp") {

@@ -97,6 +97,32 @@ TEST(Chunker, PythonDefinitionsWithDecorators) {
   EXPECT_EQ(texts[3], "X = 3");
 }
 
+// A Markdown paragraph hard-wrapped at a column reads as its sentences; headings, list items,
+// table rows and blank lines still end one.
+TEST(Chunker, SentencesJoinSoftWrappedLinesButNotBlocks) {
+  const std::string text =
+      "## Shedding\n"
+      "The ladder samples the busy fraction every\n"
+      "250 ms and raises its level. It drops P2 first.\n"
+      "\n"
+      "- one item\n"
+      "- another item\n"
+      "| a | b |\n"
+      "1. first step\n"
+      "A last line";
+  std::vector<std::string> got;
+  for (const auto& [b, e] : split_sentences(text)) got.push_back(text.substr(b, e - b));
+  const std::vector<std::string> want = {"## Shedding",
+                                         "The ladder samples the busy fraction every\n250 ms and raises its level.",
+                                         "It drops P2 first.",
+                                         "- one item",
+                                         "- another item",
+                                         "| a | b |",
+                                         "1. first step",
+                                         "A last line"};
+  EXPECT_EQ(got, want);
+}
+
 TEST(Chunker, RejectsBadOptions) {
   EXPECT_THROW(chunk_document({"d", "", "x", DocumentKind::kNarrative, CodeLanguage::kNone}, {0, 0.1}), std::invalid_argument);
   EXPECT_THROW(chunk_document({"d", "", "x", DocumentKind::kNarrative, CodeLanguage::kNone}, {10, 0.9}), std::invalid_argument);

@@ -45,6 +45,16 @@ TEST(Loaders, BadInputIsReportedWithPlaceAndSkipped) {
   EXPECT_EQ(s.problems[4].message, "unsupported file type '.png'");
 }
 
+// Configuration files are text documents (the default knowledge base holds docs/alerts.yaml).
+TEST(Loaders, ConfigurationFilesAreText) {
+  LoadedSource s;
+  load_text("alerts.yaml", "groups:\n  - name: sluice\n", s);
+  load_text("pipeline.yml", "name: default\n", s);
+  ASSERT_EQ(s.documents.size(), 2u);
+  EXPECT_EQ(s.documents[0].kind, DocumentKind::kNarrative);
+  EXPECT_TRUE(s.problems.empty());
+}
+
 // File names and JSONL _ids become document ids: one that breaks graph/document_id.h skips its
 // file or record, reported with the name quoted (it may hold the very control character).
 TEST(Loaders, InvalidIdsAreSkippedNamingTheFileOrRecord) {
