@@ -61,6 +61,7 @@ std::optional<v1::CachedAnswerRecord> RedisTier::get(const std::string& id) {
     return std::nullopt;
   }
   if (up_) up_->set(1);
+  retry_pending();
   if (reply.kind != RedisReply::Kind::kString) return std::nullopt;
   v1::CachedAnswerRecord record;
   if (!record.ParseFromString(reply.string) || record.version() != kCachedAnswerRecordVersion) {
@@ -94,6 +95,7 @@ void RedisTier::put(const std::string& id, const v1::CachedAnswerRecord& record)
     run({"PUBLISH", options_.prefix + "events", encode_cache_event({instance_, CacheEvent::Op::kAdd, id, {}})});
   }
   if (up_) up_->set(1);
+  retry_pending();
 }
 
 bool RedisTier::delete_set_members(const std::string& set) {
@@ -127,7 +129,10 @@ bool RedisTier::apply(const SharedInvalidation& what) {
 void RedisTier::invalidate(const SharedInvalidation& what) {
   const std::string message = encode_cache_event({instance_, CacheEvent::Op::kInvalidate, "", what});
   RedisReply reply;
-  if (apply(what) && commands_.command({"PUBLISH", options_.prefix + "events", message}, &reply).ok()) return;
+  if (apply(what) && commands_.command({"PUBLISH", options_.prefix + "events", message}, &reply).ok()) {
+    retry_pending();
+    return;
+  }
   error();
   MutexLock lock(pending_mu_);
   if (pending_.size() < kMaxPending) {
@@ -135,6 +140,18 @@ void RedisTier::invalidate(const SharedInvalidation& what) {
   } else {
     pending_.assign(1, SharedInvalidation{true, std::nullopt, {}});
   }
+  has_pending_.store(true, std::memory_order_release);
+}
+
+void RedisTier::retry_pending() {
+  if (!has_pending_.load(std::memory_order_acquire)) return;
+  std::vector<SharedInvalidation> pending;
+  {
+    MutexLock lock(pending_mu_);
+    pending.swap(pending_);
+    has_pending_.store(false, std::memory_order_release);
+  }
+  for (const auto& p : pending) invalidate(p);  // one that fails again is queued again
 }
 
 void RedisTier::load_all() {
@@ -159,12 +176,7 @@ void RedisTier::load_all() {
 }
 
 void RedisTier::on_connected(bool after_outage) {
-  std::vector<SharedInvalidation> pending;
-  {
-    MutexLock lock(pending_mu_);
-    pending.swap(pending_);
-  }
-  for (const auto& p : pending) invalidate(p);
+  retry_pending();
   if (after_outage) handlers_.invalidated(SharedInvalidation{true, std::nullopt, {}});
   if (options_.mirror) load_all();
   RedisReply pong;

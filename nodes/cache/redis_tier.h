@@ -17,9 +17,10 @@
 //
 // Outages: while Redis is unreachable, lookups miss L2 at once (RedisConnection fails fast),
 // puts are dropped, and invalidations are queued (up to 64; more collapse into "all") and
-// applied when it is back. An instance whose subscription broke may have missed others'
-// invalidations, so on reconnecting it drops its whole L1 (the safe side) and, for the
-// semantic tier, reloads the entries from Redis. No restart is needed either way.
+// applied when it is back: after the next call that reaches it, or on resubscribing. An
+// instance whose subscription broke may have missed others' invalidations, so on reconnecting
+// it drops its whole L1 (the safe side) and, for the semantic tier, reloads the entries from
+// Redis. No restart is needed either way.
 //
 // Metrics: sluice_cache_redis_up{pipeline,node,tier} (gauge), sluice_cache_redis_errors_total,
 // sluice_cache_redis_hits_total (lookups L2 answered), sluice_cache_redis_mirrored_total
@@ -87,6 +88,9 @@ class RedisTier {
   void load_all();
   bool delete_set_members(const std::string& set);
   bool apply(const SharedInvalidation& what);
+  // Applies the queued invalidations: called once Redis has answered (a successful call, a
+  // resubscription), so recovery does not wait for the subscription to break and come back.
+  void retry_pending();
   void error();
 
   const Options options_;
@@ -102,6 +106,7 @@ class RedisTier {
 
   Mutex pending_mu_;
   std::vector<SharedInvalidation> pending_ GUARDED_BY(pending_mu_);  // not yet applied to Redis (<= 64)
+  std::atomic<bool> has_pending_{false};  // pending_ is not empty: the hot path's lock-free check
 
   Mutex stop_mu_;
   CondVar stop_cv_;

@@ -150,6 +150,40 @@ TEST(RedisTier, TwoInstancesShareExactEntriesAndInvalidations) {
   EXPECT_EQ(a.last_invalidation().tenant, std::optional<std::string>("acme"));
 }
 
+// An invalidation that could not reach Redis (here Redis stalled by CLIENT PAUSE past the tier's
+// timeout, while every subscription stays up) is applied by the next call that reaches it: the
+// entry goes from Redis and the other instance hears of it, with no resubscription in between.
+TEST(RedisTier, AnInvalidationQueuedWhileRedisStalledIsAppliedByTheNextCall) {
+  SLUICE_REQUIRE_REDIS_SERVER();
+  RedisServer server;
+  ASSERT_TRUE(server.start());
+  SteadyClock clock;
+  Instance a(server, false), b(server, false);
+  ASSERT_TRUE(connected(a));
+  ASSERT_TRUE(connected(b));
+  a.tier->put("id1", record("the whole key 1", *answer("one", {"doc#1"}), clock));
+  ASSERT_TRUE(b.tier->get("id1").has_value());
+  {
+    RedisAddress address;
+    ASSERT_TRUE(parse_redis_url(server.url(), &address).ok());
+    RedisConnection admin(address, std::chrono::milliseconds(500), "test");
+    RedisReply r;
+    ASSERT_TRUE(admin.command({"CLIENT", "PAUSE", "1000", "ALL"}, &r).ok());
+    ASSERT_NE(r.kind, RedisReply::Kind::kError) << r.string;
+  }
+  a.tier->invalidate(SharedInvalidation{false, std::nullopt, {"doc#1"}});  // times out: queued
+  EXPECT_FALSE(a.tier->up());
+  EXPECT_EQ(b.invalidated_count(), 0u);
+  // The pause ends after 1 s and A's connection retries after its 1 s back-off: a lookup then
+  // reaches Redis and applies what was queued.
+  ASSERT_TRUE(eventually([&] {
+    a.tier->get("probe");
+    return b.invalidated_count() == 1;
+  }));
+  EXPECT_EQ(b.last_invalidation().chunks, std::vector<std::string>{"doc#1"});
+  EXPECT_FALSE(b.tier->get("id1").has_value()) << "the queued invalidation deleted the entry from Redis";
+}
+
 TEST(RedisTier, EntriesExpireWithTheTtl) {
   SLUICE_REQUIRE_REDIS_SERVER();
   RedisServer server;
