@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include <google/protobuf/io/coded_stream.h>
+#include <nlohmann/json.hpp>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "graph/admission.h"
@@ -83,6 +84,7 @@ void make_stages(Pipeline::State& state, const PipelinePlan& plan, const LoadedS
     stage->index = static_cast<std::uint16_t>(i);
     stage->leaf = plan.leaf[static_cast<std::size_t>(i)];
     stage->pipeline = p.name();
+    stage->progress = nlohmann::json{{"stage", ns.name()}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     Labels l{{"stage", ns.name()}};
     stage->queue_time = &metrics.histogram("sluice_request_queue_time_seconds", "Time a request waited before a stage", l);
     stage->service_time = &metrics.histogram("sluice_stage_service_time_seconds", "Time a stage spent on a request's batch", l);

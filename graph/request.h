@@ -91,7 +91,10 @@ class ResponseSink {
  public:
   virtual ~ResponseSink() = default;
   virtual void on_token(std::string_view piece) = 0;
-  // A structured side event (type, JSON object text), e.g. "sources" or "heartbeat".
+  // A structured side event (type, JSON object text), e.g. "sources"; two kinds belong to the
+  // connection, not to the answer: "heartbeat" (a queued stream is alive) and "progress"
+  // ({"stage": name}: a stream passed that stage; the runtime sends it until the answer ends,
+  // and a sink shows it only before the first token).
   virtual void on_event(std::string_view type, std::string_view json) {}
   virtual void on_complete(const Request& request) = 0;
 };

@@ -36,6 +36,7 @@ struct Stage {
   std::size_t concurrency = 0;  // tbb::flow::unlimited (0) when the spec says 0
   bool leaf = false;            // no successors: its batches leave the graph after it
   std::string pipeline;         // the pipeline's name, for errors raised where batches leave
+  std::string progress;         // {"stage": name}: the "progress" event streams get after it
   Histogram* queue_time = nullptr;
   Histogram* service_time = nullptr;
   Counter* failures = nullptr;
@@ -98,6 +99,9 @@ inline void end_stage(const Stage& st, const Serviced& serviced, Nanos start, Na
   serviced.for_each([&](Request* r) {
     r->trace().finish(st.index, finish);
     st.service_time->observe(service);
+    // A stream hears which stages it has passed, so a client never faces a silent stream before
+    // its first token (the HTTP sink writes an SSE comment, which clients ignore).
+    if (r->input().stream && r->active()) r->emit_event("progress", st.progress);
   });
 }
 

@@ -85,6 +85,7 @@ void HttpSource::init(const HttpSourceConfig& config) {
   if (auto problem = listen_auth_problem(config)) throw bad(problem->field, problem->message);
   started_unix_ = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   cors_ = CorsPolicy(config.cors());
+  stream_progress_ = !config.has_stream_progress() || config.stream_progress();
   models_.assign(config.models().begin(), config.models().end());
   if (models_.empty()) models_.push_back("sluice");
   std::string priority = config.default_priority().empty() ? "P0" : config.default_priority();
@@ -339,6 +340,7 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
   sink_options.request_id = external_id;
   sink_options.metrics = metrics_;
   sink_options.stage_names = stage_names_;
+  sink_options.progress = stream_progress_;
   if (auth.meter) {
     const Clock* clock = &intake_.clock();
     sink_options.on_usage = [meter = auth.meter, clock](const Usage& usage) {

@@ -142,6 +142,7 @@ class HttpSource {
   std::int64_t started_unix_ = 0;  // the models' `created`
   CorsPolicy cors_{CorsConfig()};
   int default_class_ = 0;
+  bool stream_progress_ = true;  // config stream_progress: progress comments before the first token
   std::shared_ptr<HttpMetrics> metrics_;
   std::shared_ptr<const std::vector<std::string>> stage_names_;
   std::vector<std::shared_ptr<DocumentStore>> document_stores_;  // the pipeline's, resolved at construction

@@ -15,6 +15,7 @@ void OpenAiResponseSink::on_token(std::string_view piece) {
     return;
   }
   start_stream();
+  content_started_ = true;
   writer_->write_chunk(chunks_.content_event(piece));
 }
 
@@ -25,6 +26,18 @@ void OpenAiResponseSink::on_event(std::string_view type, std::string_view json) 
     if (options_.stream) {
       start_stream();
       writer_->write_chunk(": ping\n\n");
+    }
+    return;
+  }
+  // Progress before the first token (which stages a stream has passed), also as a comment:
+  // ": progress {"stage":"fuse"}". Once tokens flow they say enough.
+  if (type == "progress") {
+    if (options_.stream && options_.progress && !content_started_) {
+      start_stream();
+      std::string comment = ": progress ";
+      comment.append(json);
+      comment += "\n\n";
+      writer_->write_chunk(comment);
     }
     return;
   }

@@ -33,6 +33,7 @@ struct SinkOptions {
   bool stream = false;
   bool include_usage = false;
   bool want_timings = false;
+  bool progress = true;    // streams: a comment per "progress" event before the first token
   std::string request_id;  // shown as X-Request-Id
   std::shared_ptr<HttpMetrics> metrics;
   std::shared_ptr<const std::vector<std::string>> stage_names;
@@ -57,6 +58,7 @@ class OpenAiResponseSink final : public ResponseSink {
   ChunkWriter chunks_;
   SinkOptions options_;
   bool started_ = false;
+  bool content_started_ = false;  // a content chunk went out: progress comments stop
   std::string text_;                                         // non-streaming answer so far
   ChunkWriter::Extras extras_;                               // side events, for the last object
 };

@@ -48,8 +48,8 @@ void AnswerRecorder::add(AnswerPart part) {
 void AnswerRecorder::on_token(std::string_view piece) { add({false, "", std::string(piece)}); }
 
 void AnswerRecorder::on_event(std::string_view type, std::string_view json) {
-  // Keep-alives belong to a connection, not to the answer.
-  if (type == "heartbeat") return;
+  // Keep-alives and progress belong to a connection, not to the answer.
+  if (type == "heartbeat" || type == "progress") return;
   add({true, std::string(type), std::string(json)});
 }
 

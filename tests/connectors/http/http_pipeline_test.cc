@@ -90,6 +90,63 @@ TEST(HttpPipeline, StreamArrivesWordByWordEndingWithDone) {
   EXPECT_EQ(pieces[1], " asked");
 }
 
+// A stream is never silent before its first token: each stage it passes is an SSE comment
+// (": progress {"stage":"route"}", which clients ignore), and once tokens flow there are no more.
+TEST(HttpPipeline, StreamsReportTheStagesTheyPassBeforeTheFirstToken) {
+  ServedPipeline served(loopback_spec_head("progress") + R"(nodes:
+  - name: route
+    kind: passthrough
+  - name: answer
+    kind: template
+    config: {text: "You asked {{input}} and here is the answer", token_interval: 1ms}
+edges:
+  - {from: api, to: route}
+  - {from: route, to: answer}
+)",
+                        register_basic_nodes);
+  TestClient client(served.source->port());
+  client.send(chat(true));
+  ASSERT_EQ(client.read_head().status, 200);
+  std::vector<std::string> comments_before, comments_after;
+  bool content = false;
+  while (auto ev = client.next_event(/*comments=*/true)) {
+    if (!ev->comment.empty()) (content ? comments_after : comments_before).push_back(ev->comment);
+    if (!ev->data.empty() && ev->data != "[DONE]" && json::parse(ev->data)["choices"].size() > 0 &&
+        json::parse(ev->data)["choices"][0]["delta"].contains("content")) {
+      content = true;
+    }
+  }
+  ASSERT_TRUE(content);
+  ASSERT_FALSE(comments_before.empty());
+  EXPECT_EQ(comments_before.front(), "progress {\"stage\":\"route\"}");
+  EXPECT_TRUE(comments_after.empty()) << comments_after.front();
+  // A JSON answer carries none.
+  TestClient second(served.source->port());
+  second.send(chat(false));
+  auto r = second.read_response();
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.find("progress"), std::string::npos) << r.body;
+}
+
+TEST(HttpPipeline, StreamProgressCanBeSwitchedOff) {
+  std::string spec = loopback_spec_head("quiet") + R"(nodes:
+  - name: route
+    kind: passthrough
+  - name: answer
+    kind: template
+    config: {text: "You asked {{input}}"}
+edges:
+  - {from: api, to: route}
+  - {from: route, to: answer}
+)";
+  spec.replace(spec.find("default_priority: P0}"), 21, "default_priority: P0, stream_progress: false}");
+  ServedPipeline served(spec, register_basic_nodes);
+  TestClient client(served.source->port());
+  client.send(chat(true));
+  ASSERT_EQ(client.read_head().status, 200);
+  while (auto ev = client.next_event(/*comments=*/true)) EXPECT_EQ(ev->comment, "") << "no progress when switched off";
+}
+
 TEST(HttpPipeline, DisconnectMidStreamCancelsThePipelineRequest) {
   E2e e("50ms");
   auto client = std::make_unique<TestClient>(e.source->port());

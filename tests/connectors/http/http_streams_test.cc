@@ -72,10 +72,11 @@ TEST_F(HttpSourceTest, HeartbeatIsAnSseCommentThatKeepsAQueuedStreamAlive) {
   req->emit_event("heartbeat", "{}");  // what the priority router sends while the request waits
   ClientResponse head = client.read_head();
   EXPECT_EQ(head.status, 200);
-  auto ping = client.next_event();  // ": ping" is a comment: no event name, no data
+  auto ping = client.next_event(/*comments=*/true);  // ": ping" is a comment: no event name, no data
   ASSERT_TRUE(ping);
   EXPECT_EQ(ping->event, "");
   EXPECT_EQ(ping->data, "");
+  EXPECT_EQ(ping->comment, "ping");
   req->emit_token("a", now());
   EXPECT_EQ(event_json(client.next_event())["choices"][0]["text"], "a");
   req->complete(Status::Ok(), now());

@@ -36,8 +36,9 @@ struct ClientResponse {
 };
 
 struct SseEvent {
-  std::string event;  // empty for plain data events
+  std::string event;    // empty for plain data events
   std::string data;
+  std::string comment;  // the text of a ": ..." comment line (heartbeats, progress)
 };
 
 class TestClient {
@@ -141,7 +142,15 @@ class TestClient {
 
   // The next SSE event of a chunked event stream; nullopt when the body ended. Events may
   // span or share chunks; they are separated by a blank line.
-  std::optional<SseEvent> next_event() {
+  // The next SSE event, as a client dispatches them: a block holding only comments (a heartbeat,
+  // stage progress) is skipped unless `comments` asks for them.
+  std::optional<SseEvent> next_event(bool comments = false) {
+    while (true) {
+      auto ev = next_block();
+      if (!ev || comments || !ev->data.empty() || !ev->event.empty() || ev->comment.empty()) return ev;
+    }
+  }
+  std::optional<SseEvent> next_block() {
     std::size_t e;
     while ((e = events_.find("\n\n")) == std::string::npos) {
       auto chunk = next_chunk();
@@ -161,6 +170,8 @@ class TestClient {
         ev.data += line.substr(6);
       } else if (line.rfind("event: ", 0) == 0) {
         ev.event = line.substr(7);
+      } else if (line.rfind(": ", 0) == 0) {
+        ev.comment = line.substr(2);
       }
       pos = nl + 1;
     }
