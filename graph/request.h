@@ -85,6 +85,10 @@ struct Usage {
   int completion_tokens = 0;
 };
 
+// Whether a side event belongs to the connection ("heartbeat", "progress"; see on_event) rather
+// than to the answer: what a cache stores or a job result carries leaves them out.
+inline bool connection_event(std::string_view type) { return type == "heartbeat" || type == "progress"; }
+
 // Receives a request's answer. Calls for one request never overlap and arrive in order:
 // tokens and events first, then on_complete exactly once.
 class ResponseSink {

@@ -121,13 +121,8 @@ static void print_breakdown(const retrieval::EvalBreakdown& b, std::size_t worst
               "it hurts: with low agreement, tune a fusion profile on judged queries, --tune --profile)\n",
               b.top10_overlap, b.bm25_first_in_dense);
   if (worst == 0) return;
-  std::size_t wins = 0, losses = 0;
-  for (const auto& q : b.queries) {
-    wins += q.difference > 1e-9;
-    losses += q.difference < -1e-9;
-  }
   std::printf("\n%s against %s (the better single path here), per query: %zu better, %zu worse, %zu equal; worst %zu:\n",
-              b.hybrid_method.c_str(), b.best_single_path.c_str(), wins, losses, b.queries.size() - wins - losses,
+              b.hybrid_method.c_str(), b.best_single_path.c_str(), b.wins, b.losses, b.queries.size() - b.wins - b.losses,
               std::min(worst, b.queries.size()));
   std::printf("  %-8s %-16s %6s %6s %6s %7s  %s\n", "query", "type", "bm25", "dense", b.hybrid_method.c_str(), "diff", "text");
   for (std::size_t i = 0; i < b.queries.size() && i < worst; ++i) {

@@ -23,7 +23,7 @@ void JobSink::on_event(std::string_view type, std::string_view json) {
     retrieval_.assign(json);
   } else if (type == kEmbeddingEvent) {
     embeddings_.assign(json);
-  } else if (type != "heartbeat" && type != "progress") {
+  } else if (!connection_event(type)) {
     events_.emplace_back(std::string(type), std::string(json));
   }
 }

@@ -49,7 +49,7 @@ void AnswerRecorder::on_token(std::string_view piece) { add({false, "", std::str
 
 void AnswerRecorder::on_event(std::string_view type, std::string_view json) {
   // Keep-alives and progress belong to a connection, not to the answer.
-  if (type == "heartbeat" || type == "progress") return;
+  if (connection_event(type)) return;
   add({true, std::string(type), std::string(json)});
 }
 

@@ -595,24 +595,19 @@ std::optional<Guard> guard_mismatch(const QuestionFeatures& a, const QuestionFea
   // Opposites: a class of opposites both questions use, used on different sides. A class only
   // one question uses is a rewording ("restore" vs "get back a deleted file"); saying the
   // opposite takes the opposite word or a negation, which the negation guard counts.
-  for (const auto& [cls, side] : a.polar) {
-    bool same_class = false, same_side = false;
-    for (const auto& [cls_b, side_b] : b.polar) {
-      if (cls_b != cls) continue;
-      same_class = true;
-      same_side = same_side || side_b == side;
+  auto opposite_in = [](const auto& x, const auto& y) {  // a class of x's that y uses only on the other side
+    for (const auto& [cls, side] : x) {
+      bool same_class = false, same_side = false;
+      for (const auto& [cls_y, side_y] : y) {
+        if (cls_y != cls) continue;
+        same_class = true;
+        same_side = same_side || side_y == side;
+      }
+      if (same_class && !same_side) return true;
     }
-    if (same_class && !same_side) return Guard::kAntonym;
-  }
-  for (const auto& [cls, side] : b.polar) {
-    bool same_class = false, same_side = false;
-    for (const auto& [cls_a, side_a] : a.polar) {
-      if (cls_a != cls) continue;
-      same_class = true;
-      same_side = same_side || side_a == side;
-    }
-    if (same_class && !same_side) return Guard::kAntonym;
-  }
+    return false;
+  };
+  if (opposite_in(a.polar, b.polar) || opposite_in(b.polar, a.polar)) return Guard::kAntonym;
   if (a.numbers != b.numbers) return Guard::kNumber;
   if (a.dates != b.dates) return Guard::kDate;
   // A name (its last word) must appear among the other question's words (capitalisation aside).

@@ -84,6 +84,10 @@ EvalBreakdown eval_breakdown(const EvalReport& report, const BeirDataset& ds, co
     out.top10_overlap /= static_cast<double>(both);
     out.bm25_first_in_dense /= static_cast<double>(both);
   }
+  for (const auto& q : out.queries) {
+    out.wins += q.difference > 1e-9;
+    out.losses += q.difference < -1e-9;
+  }
   std::stable_sort(out.queries.begin(), out.queries.end(),
                    [](const QueryDifference& a, const QueryDifference& b) { return a.difference < b.difference; });
   return out;
@@ -104,16 +108,11 @@ nlohmann::json to_json(const EvalBreakdown& b, std::size_t worst) {
     j["worst_queries"].push_back({{"id", q.id},         {"text", q.text},   {"type", q.type},    {"bm25", q.bm25},
                                   {"dense", q.dense},   {"hybrid", q.hybrid}, {"difference", q.difference}});
   }
-  std::size_t wins = 0, losses = 0;
   j["differences"] = nlohmann::json::array();
-  for (const auto& q : b.queries) {
-    j["differences"].push_back(q.difference);
-    wins += q.difference > 1e-9;
-    losses += q.difference < -1e-9;
-  }
-  j["wins"] = wins;
-  j["losses"] = losses;
-  j["ties"] = b.queries.size() - wins - losses;
+  for (const auto& q : b.queries) j["differences"].push_back(q.difference);
+  j["wins"] = b.wins;
+  j["losses"] = b.losses;
+  j["ties"] = b.queries.size() - b.wins - b.losses;
   return j;
 }
 

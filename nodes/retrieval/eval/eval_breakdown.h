@@ -39,6 +39,7 @@ struct EvalBreakdown {
   double bm25_first_in_dense = 0;               // mean rank, 1-101
   std::vector<TypeRow> rows;                    // method order of the report, then type
   std::vector<QueryDifference> queries;         // every judged query, worst difference first
+  std::size_t wins = 0, losses = 0;             // queries the hybrid does better / worse on
 };
 
 // `hybrid_method`: the report's method compared with the single paths (its default pipeline

@@ -1,6 +1,6 @@
 // Fusion profiles (fusion/fusion_profile.h): what `sluice eval --tune --profile` writes reads back
-// the same, each kind of bad file is refused naming the file and field, and the tuning fills a
-// profile from every query; and the evaluation breakdown (eval/eval_breakdown.h): rows per query
+// the same, and each kind of bad file is refused naming the file and field (the tuning that fills
+// one is tested in fusion_test.cc); and the evaluation breakdown (eval/eval_breakdown.h): rows per query
 // type, the better single path, and per-query differences worst first.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -75,29 +75,6 @@ TEST(FusionProfile, BadFilesAreRefusedNamingTheField) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("fusion profile /nonexistent/p.json: (file): cannot be read"));
   }
-}
-
-TEST(FusionProfile, TuningFillsTheProfileFromEveryQuery) {
-  // BM25 ranks the relevant document first, dense the other: every query wants BM25 alone.
-  std::vector<TuningQuery> qs;
-  Qrels qrels;
-  std::vector<std::string> doc_of;
-  for (int i = 0; i < 10; ++i) {
-    const auto rel = static_cast<DocIndex>(2 * i), other = static_cast<DocIndex>(2 * i + 1);
-    doc_of.push_back("rel" + std::to_string(i));
-    doc_of.push_back("other" + std::to_string(i));
-    qs.push_back({std::to_string(i), QueryType::kNaturalLanguage, {{rel, 5}, {other, 1}}, {{other, 0.9f}, {rel, 0.1f}}, {}});
-    qrels[std::to_string(i)]["rel" + std::to_string(i)] = 1;
-  }
-  const FusionRanker rank = [](const TuningQuery& q, const FusionParams& p) { return fuse(q.bm25, q.dense, p); };
-  RetrieveOptions defaults;
-  defaults.exact_lookup = {FusionMethod::kRrf, 0.25f, 42.f, 0.25f};
-  const auto r = tune_fusion_cv(qs, qrels, doc_of, 5, 1, 100, defaults, rank);
-  EXPECT_TRUE(r.profile.natural_language_tuned);
-  EXPECT_GE(r.profile.natural_language.bm25_weight, 0.5f);  // 0.5 ties, and ties go to the lower index: rel
-  EXPECT_DOUBLE_EQ(r.profile.in_sample_ndcg10, 1.0);
-  EXPECT_FALSE(r.profile.exact_lookup_tuned) << "no exact-lookup query: the pipeline's settings stay";
-  EXPECT_FLOAT_EQ(r.profile.exact_lookup.rrf_k, 42.f);
 }
 
 TEST(EvalBreakdown, RowsPerTypeAndTheWorstQueriesFirst) {

@@ -55,25 +55,45 @@ TEST(QueryClassifier, NaturalLanguage) {
   }
 }
 
-TEST(Tuning, CrossValidationPicksTheWinningWeightOnTrainingFoldsOnly) {
-  // Two chunks per query: BM25 ranks the relevant one first, dense ranks it second. Every
-  // training fold should pick a BM25-leaning setting, and each held-out query gets a ranking.
-  std::vector<TuningQuery> qs;
+// `n` natural-language queries with two chunks each: BM25 ranks the relevant one first, dense
+// ranks it second, so every query wants a BM25-leaning fusion.
+struct Bm25WinsSet {
+  std::vector<TuningQuery> queries;
   Qrels qrels;
   std::vector<std::string> doc_of;
-  for (int i = 0; i < 20; ++i) {
-    const auto rel = static_cast<DocIndex>(2 * i), other = static_cast<DocIndex>(2 * i + 1);
-    doc_of.push_back("rel" + std::to_string(i));
-    doc_of.push_back("other" + std::to_string(i));
-    qs.push_back({std::to_string(i), QueryType::kNaturalLanguage, {{rel, 5}, {other, 1}}, {{other, 0.9f}, {rel, 0.1f}}, {}});
-    qrels[std::to_string(i)]["rel" + std::to_string(i)] = 1;
+  explicit Bm25WinsSet(int n) {
+    for (int i = 0; i < n; ++i) {
+      const auto rel = static_cast<DocIndex>(2 * i), other = static_cast<DocIndex>(2 * i + 1);
+      doc_of.push_back("rel" + std::to_string(i));
+      doc_of.push_back("other" + std::to_string(i));
+      queries.push_back({std::to_string(i), QueryType::kNaturalLanguage, {{rel, 5}, {other, 1}}, {{other, 0.9f}, {rel, 0.1f}}, {}});
+      qrels[std::to_string(i)]["rel" + std::to_string(i)] = 1;
+    }
   }
-  const FusionRanker rank = [](const TuningQuery& q, const FusionParams& p) { return fuse(q.bm25, q.dense, p); };
-  const auto r = tune_fusion_cv(qs, qrels, doc_of, 5, 1, 100, RetrieveOptions{}, rank);
+  static std::vector<ScoredDoc> rank(const TuningQuery& q, const FusionParams& p) { return fuse(q.bm25, q.dense, p); }
+};
+
+TEST(Tuning, CrossValidationPicksTheWinningWeightOnTrainingFoldsOnly) {
+  // Every training fold should pick a BM25-leaning setting, and each held-out query gets a ranking.
+  const Bm25WinsSet set(20);
+  const auto r = tune_fusion_cv(set.queries, set.qrels, set.doc_of, 5, 1, 100, RetrieveOptions{}, Bm25WinsSet::rank);
   ASSERT_EQ(r.held_out_run.size(), 20u);
   for (const auto& [qid, docs] : r.held_out_run) EXPECT_EQ(docs[0].doc_id, "rel" + qid);
   ASSERT_EQ(r.folds.size(), 5u);
   for (const auto& f : r.folds) EXPECT_EQ(f["natural_language"]["test_queries"], 4);
+}
+
+// The profile (fusion_profile.h): the same choice made on every query of each type.
+TEST(Tuning, FillsTheProfileFromEveryQuery) {
+  const Bm25WinsSet set(10);
+  RetrieveOptions defaults;
+  defaults.exact_lookup = {FusionMethod::kRrf, 0.25f, 42.f, 0.25f};
+  const auto r = tune_fusion_cv(set.queries, set.qrels, set.doc_of, 5, 1, 100, defaults, Bm25WinsSet::rank);
+  EXPECT_TRUE(r.profile.natural_language_tuned);
+  EXPECT_GE(r.profile.natural_language.bm25_weight, 0.5f);  // 0.5 ties, and ties go to the lower index: rel
+  EXPECT_DOUBLE_EQ(r.profile.in_sample_ndcg10, 1.0);
+  EXPECT_FALSE(r.profile.exact_lookup_tuned) << "no exact-lookup query: the pipeline's settings stay";
+  EXPECT_FLOAT_EQ(r.profile.exact_lookup.rrf_k, 42.f);
 }
 
 }  // namespace
