@@ -19,6 +19,7 @@
 // naming the node. Either way the batch moves on.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,6 +39,12 @@ class MetricsRegistry;
 struct NodeContext {
   std::string name;            // the node's name in the pipeline file
   std::string pipeline_name;
+  // The node's index in the pipeline: the trace slot where the runtime records a degradation
+  // (Request::trace().degradation(stage_index)).
+  std::uint16_t stage_index = 0;
+  // For a kind that supports shrink (NodeKind::on_shrink): the fraction of its usual work to do
+  // for a request whose trace says kShrink at stage_index. 1 when the node declares no shrink.
+  double shrink_factor = 1;
   // 16 hex digits of a hash of the pipeline's nodes and edges as validated (deterministic
   // protobuf bytes; sources left out, so instances listening on different ports agree): it
   // changes with any setting that can change an answer (a prompt template, a model path, a

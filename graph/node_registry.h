@@ -37,15 +37,32 @@ struct NodeKind {
   std::function<std::unique_ptr<Node>(const NodeSpec&, const NodeContext&)> factory;
 };
 
+// The degradations a latency budget may apply to a kind (NodeSpec.degrade, graph/
+// stage_budget.h), each as what it means for the kind; empty: not supported. A kind that
+// supports shrink reads NodeContext::shrink_factor and the request's trace; an async kind that
+// supports skip hands on the batch it was given. Most kinds support none.
+struct Degradations {
+  std::string on_skip;
+  std::string on_shrink;
+};
+
 class NodeRegistry {
  public:
   // Throws std::logic_error on a duplicate kind (a programming error).
   void add(NodeKind kind);
+  // Declares what a registered kind's degradations mean (empty: not supported);
+  // std::logic_error for an unknown kind.
+  void set_degradations(const std::string& kind, std::string on_skip, std::string on_shrink);
+  // Empty for a kind that supports none.
+  const Degradations& degradations(const std::string& kind) const;
   const NodeKind* find(const std::string& kind) const;
   std::vector<std::string> kinds() const;
+  // The kinds that support a degradation ("skip" or "shrink").
+  std::set<std::string> kinds_that_degrade(const std::string& action) const;
 
  private:
   std::map<std::string, NodeKind> kinds_;
+  std::map<std::string, Degradations> degradations_;
 };
 
 }  // namespace sluice

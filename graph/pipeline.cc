@@ -28,8 +28,11 @@ Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
   State& s = *state_;
   Nanos now = s.clock->now();
   if (request->arrival == 0) request->arrival = now;
-  if (request->deadline == kNoDeadline) request->deadline = request->arrival + s.default_deadline;
   if (request->priority >= s.class_names.size()) request->priority = static_cast<std::uint8_t>(s.default_class);
+  if (request->deadline == kNoDeadline) {
+    const Nanos slo = s.class_deadlines[request->priority];
+    request->deadline = request->arrival + (slo > 0 ? slo : s.default_deadline);
+  }
   auto entry = s.sources.find(source);
   Status status;
   if (entry == s.sources.end()) {

@@ -5,6 +5,7 @@
 // (graph/pipeline_flow.h). Every factory refusal is collected and thrown together as SpecErrors.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <stdexcept>
 
@@ -37,12 +38,14 @@ std::string pipeline_fingerprint(const PipelineSpec& p) {
   return hex;
 }
 
-// What node `ns` (index `i`) gets from the runtime: identity, clock and metrics, batches made
+// What node `ns` (index `index`) gets from the runtime: identity, clock and metrics, batches made
 // for its part of the graph, and the admission hook for the sources upstream of it.
-NodeContext node_context(Pipeline::State& state, const PipelinePlan& plan, const LoadedSpec& spec, const NodeSpec& ns) {
+NodeContext node_context(Pipeline::State& state, const PipelinePlan& plan, const LoadedSpec& spec, const NodeSpec& ns, int index) {
   NodeContext ctx;
   ctx.name = ns.name();
   ctx.pipeline_name = state.name;
+  ctx.stage_index = static_cast<std::uint16_t>(index);
+  if (ns.degrade().action() == "shrink") ctx.shrink_factor = ns.degrade().factor();
   ctx.pipeline_fingerprint = pipeline_fingerprint(spec.pipeline);
   ctx.clock = state.clock;
   ctx.metrics = state.metrics;
@@ -71,11 +74,42 @@ NodeContext node_context(Pipeline::State& state, const PipelinePlan& plan, const
   return ctx;
 }
 
+BudgetAmount own_budget(const NodeSpec& ns) { return {duration_nanos(ns.budget()), ns.budget_share()}; }
+
+// By node index: the budgets the stages after it hold, one total per path to a leaf (pareto
+// set, graph/stage_budget.h); {0} for a leaf.
+std::vector<std::vector<BudgetAmount>> budgets_after(const PipelineSpec& p) {
+  std::map<std::string, int> index;
+  for (int i = 0; i < p.nodes_size(); ++i) index[p.nodes(i).name()] = i;
+  std::vector<std::vector<int>> successors(static_cast<std::size_t>(p.nodes_size()));
+  for (const EdgeSpec& e : p.edges()) {
+    auto from = index.find(e.from()), to = index.find(e.to());
+    if (from != index.end() && to != index.end()) successors[static_cast<std::size_t>(from->second)].push_back(to->second);
+  }
+  std::vector<std::vector<BudgetAmount>> after(successors.size());
+  std::vector<bool> known(successors.size(), false);
+  // The graph is acyclic (validated): a depth-first walk fills each node once.
+  std::function<const std::vector<BudgetAmount>&(int)> fill = [&](int i) -> const std::vector<BudgetAmount>& {
+    auto& out = after[static_cast<std::size_t>(i)];
+    if (known[static_cast<std::size_t>(i)]) return out;
+    known[static_cast<std::size_t>(i)] = true;
+    for (int next : successors[static_cast<std::size_t>(i)]) {
+      const BudgetAmount own = own_budget(p.nodes(next));
+      for (const BudgetAmount& rest : fill(next)) add_budget_path(out, {own.fixed + rest.fixed, own.share + rest.share});
+    }
+    if (out.empty()) out.push_back({});
+    return out;
+  };
+  for (int i = 0; i < p.nodes_size(); ++i) fill(i);
+  return after;
+}
+
 // Makes every stage; throws SpecErrors naming each node whose factory refused its config.
 void make_stages(Pipeline::State& state, const PipelinePlan& plan, const LoadedSpec& spec, const NodeRegistry& registry) {
   const PipelineSpec& p = spec.pipeline;
   MetricsRegistry& metrics = *state.metrics;
   std::vector<SpecError> build_errors;
+  const auto after = budgets_after(p);
   for (int i = 0; i < p.nodes_size(); ++i) {
     const NodeSpec& ns = p.nodes(i);
     const NodeKind* kind = registry.find(node_kind(ns));
@@ -89,8 +123,14 @@ void make_stages(Pipeline::State& state, const PipelinePlan& plan, const LoadedS
     stage->queue_time = &metrics.histogram("sluice_request_queue_time_seconds", "Time a request waited before a stage", l);
     stage->service_time = &metrics.histogram("sluice_stage_service_time_seconds", "Time a stage spent on a request's batch", l);
     stage->failures = &metrics.counter("sluice_stage_failures_total", "Batches on which a stage threw", l);
+    if (ns.has_budget() || ns.budget_share() > 0 || !ns.degrade().action().empty()) {
+      const Degradation action = ns.degrade().action().empty()     ? Degradation::kNone
+                                 : ns.degrade().action() == "skip" ? Degradation::kSkip
+                                                                   : Degradation::kShrink;
+      stage->budget = std::make_unique<StageBudget>(ns.name(), own_budget(ns), action, after[static_cast<std::size_t>(i)], metrics);
+    }
     try {
-      stage->node = kind->factory(ns, node_context(state, plan, spec, ns));
+      stage->node = kind->factory(ns, node_context(state, plan, spec, ns, i));
       if (!stage->node) throw std::invalid_argument("the factory made no node");
       stage->sync = dynamic_cast<SyncNode*>(stage->node.get());
       stage->async = dynamic_cast<AsyncNode*>(stage->node.get());
@@ -123,7 +163,10 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
   state.name = p.name();
   state.clock = options.clock;
   state.metrics = options.metrics;
-  for (const auto& c : p.runtime().classes()) state.class_names.push_back(c.name());
+  for (const auto& c : p.runtime().classes()) {
+    state.class_names.push_back(c.name());
+    state.class_deadlines.push_back(duration_nanos(c.deadline()));
+  }
   state.default_class = self->class_index(p.runtime().default_class());
   state.default_deadline = duration_nanos(p.runtime().default_deadline());
   state.drain_timeout = duration_nanos(p.runtime().drain_timeout());

@@ -61,9 +61,10 @@ FlowGraph::Ends FlowGraph::add_chain(const std::vector<Stage*>& chain, Clock& cl
       bool first = st == chain.front();
       auto serviced = begin_stage(*lc, *st, b, ready_at, start, first);
       if (first) in_service = serviced;
-      if (!serviced.empty()) {
+      if (!serviced.empty() && !serviced.all_skipped()) {
         try {
-          st->sync->process(b);
+          if (serviced.skipped == 0) st->sync->process(b);
+          else st->sync->process(*without_skipped(b, st->index));
         } catch (const std::exception& e) {
           st->failures->inc();
           fail_active(b, clock->now(), st->name, e.what());
@@ -115,12 +116,21 @@ FlowGraph::Ends FlowGraph::add_async(Stage& stage, Clock& clock_ref, PipelineLif
       SLUICE_HANDOFF_RELEASE(quiescent);
       gw->release_wait();
     };
-    if (serviced->empty()) {
+    if (serviced->empty() || serviced->all_skipped()) {
       done(std::move(h.batch));
       return;
     }
     try {
-      st->async->start_batch(h.batch, done);
+      if (serviced->skipped == 0) {
+        st->async->start_batch(h.batch, done);
+      } else {
+        // The node sees the requests that do not skip it; what it hands on is the whole batch.
+        BatchPtr sub = without_skipped(b, st->index);
+        Batch* part = sub.get();
+        st->async->start_batch(std::move(sub), [done, whole = h.batch, part](BatchPtr out) {
+          done(out.get() == part ? whole : std::move(out));
+        });
+      }
     } catch (const std::exception& e) {
       st->failures->inc();
       fail_active(b, clock->now(), st->name, e.what());

@@ -41,6 +41,7 @@ struct Pipeline::State {
   std::vector<std::string> class_names;
   int default_class = 0;
   Nanos default_deadline = 60 * kNanosPerSecond;
+  std::vector<Nanos> class_deadlines;  // by class: its `deadline` (SLO), 0 where it has none
   Nanos drain_timeout = 30 * kNanosPerSecond;
   std::size_t max_in_flight = 4096;
   std::vector<std::string> stage_names;

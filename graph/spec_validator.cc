@@ -11,6 +11,7 @@
 #include "graph/kafka_properties.h"
 #include "graph/listen_rules.h"
 #include "graph/schema.h"
+#include "graph/trace.h"
 #include "graph/units.h"
 
 namespace sluice {
@@ -160,6 +161,25 @@ std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry&
       continue;
     }
     kind_of[n.name()] = k;
+    if (!n.degrade().action().empty()) {
+      // A latency budget's degradation: one the kind supports, where the runtime can apply it.
+      const std::string& action = n.degrade().action();
+      const Degradations& can = registry.degradations(kind);
+      const std::string& means = action == "skip" ? can.on_skip : can.on_shrink;
+      const bool has_successor = std::any_of(p.edges().begin(), p.edges().end(), [&](const EdgeSpec& e) { return e.from() == n.name(); });
+      if (!action.empty() && means.empty()) {
+        errors.push_back(spec.error_at(path + ".degrade.action", n.name(),
+                                       "node kind '" + kind + "' cannot " + action + " under a latency budget (kinds that can: " +
+                                           join(registry.kinds_that_degrade(action)) + ")"));
+      } else if (action == "skip" && !has_successor) {
+        errors.push_back(spec.error_at(path + ".degrade.action", n.name(),
+                                       "a node with no successor cannot skip: nothing after it would answer the request"));
+      } else if (i >= static_cast<int>(Trace::kCapacity)) {
+        errors.push_back(spec.error_at(path + ".degrade", n.name(),
+                                       "degrade applies to the first " + std::to_string(Trace::kCapacity) +
+                                           " nodes only (the trace records a degradation per stage)"));
+      }
+    }
   }
   if (p.sources_size() == 0) errors.push_back(spec.error_at("sources", "", "the pipeline has no sources; add e.g. an http source"));
   if (p.nodes_size() == 0) errors.push_back(spec.error_at("nodes", "", "the pipeline has no nodes"));

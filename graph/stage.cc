@@ -15,6 +15,15 @@ void retire(Request& r, Nanos now, const std::string& stage) {
              now);
 }
 
+BatchPtr without_skipped(const Batch& b, std::uint16_t stage) {
+  auto sub = std::make_shared<Batch>();
+  sub->id = b.id;
+  for (const RequestPtr& r : b.requests) {
+    if (r->trace().degradation(stage) != Degradation::kSkip) sub->requests.push_back(r);
+  }
+  return sub;
+}
+
 void fail_active(Batch& b, Nanos now, const std::string& stage, const std::string& what) {
   for (auto& r : b.requests) {
     if (r->done()) continue;

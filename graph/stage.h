@@ -3,6 +3,9 @@
 //  - before a stage's work, retire the requests that must not get more (cancelled: kCancelled;
 //    past their deadline: kDeadlineExceeded, 504), stamp the rest into their traces and record
 //    their queue wait (begin_stage);
+//  - a stage with a latency budget (graph/stage_budget.h) decides per request whether to
+//    degrade it (begin_stage records the choice in the trace; skipped requests are left out of
+//    the batch the node sees, see without_skipped);
 //  - after it, stamp the finish and record the service time (end_stage);
 //  - an exception escaping a node fails the still-active requests of its batch (fail_active);
 //  - where a batch leaves the graph, once it has reached all its leaves, answer with an error
@@ -24,6 +27,7 @@
 #include "graph/node.h"
 #include "graph/pipeline_lifecycle.h"
 #include "graph/request.h"
+#include "graph/stage_budget.h"
 
 namespace sluice {
 
@@ -40,6 +44,7 @@ struct Stage {
   Histogram* queue_time = nullptr;
   Histogram* service_time = nullptr;
   Counter* failures = nullptr;
+  std::unique_ptr<StageBudget> budget;  // null: the node declares no budget and no degradation
 };
 
 // The requests a stage works on; inline for small batches so a hop does not allocate.
@@ -51,6 +56,11 @@ class Serviced {
     ++size_;
   }
   bool empty() const { return size_ == 0; }
+  // Of them, how many the stage's budget degraded, and how many of those it skips.
+  std::size_t degraded = 0;
+  std::size_t skipped = 0;
+  // Every serviced request skips the stage: the node has nothing to do.
+  bool all_skipped() const { return skipped == size_; }
   template <class F>
   void for_each(F&& f) const {
     for (std::size_t i = 0; i < size_ && i < kInline; ++i) f(inline_[i]);
@@ -90,12 +100,27 @@ inline Serviced begin_stage(PipelineLifecycle& lc, const Stage& st, Batch& b, Na
     if (count) lc.of(*r).in_service.add(1);
     r->trace().start(st.index, ready_at, start);
     serviced.push_back(r.get());
+    if (st.budget) {
+      if (const Degradation d = st.budget->decide(r->arrival, r->deadline, start); d != Degradation::kNone) {
+        r->trace().degrade(st.index, d);
+        st.budget->count_degraded();
+        ++serviced.degraded;
+        if (d == Degradation::kSkip) ++serviced.skipped;
+      }
+    }
   }
   return serviced;
 }
 
+// The batch the node works on when some requests skip it (serviced.skipped > 0 and not all):
+// a batch of its own with the others (parallel branches may share `b`, so it is not edited)
+// and b's id. The runtime hands `b` itself on afterwards.
+BatchPtr without_skipped(const Batch& b, std::uint16_t stage);
+
 inline void end_stage(const Stage& st, const Serviced& serviced, Nanos start, Nanos finish) {
   double service = nanos_to_seconds(finish - start);
+  // The expected cost is that of full work: a batch with degraded requests would understate it.
+  if (st.budget && serviced.degraded == 0 && !serviced.empty()) st.budget->observe(finish - start);
   serviced.for_each([&](Request* r) {
     r->trace().finish(st.index, finish);
     st.service_time->observe(service);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "graph/clock.h"
+#include "graph/degradation.h"
 
 namespace sluice {
 
@@ -26,6 +27,7 @@ struct StageStamp {
   Nanos queued;          // when the batch became ready for this stage
   Nanos started;         // when the stage began on it
   Nanos finished;        // when the stage handed it on (0 while running)
+  Degradation degradation = Degradation::kNone;  // what the stage's budget made it do
 };
 
 class Trace {
@@ -42,7 +44,25 @@ class Trace {
     std::atomic_ref<Nanos>(s.queued).store(queued, std::memory_order_relaxed);
     std::atomic_ref<Nanos>(s.started).store(started, std::memory_order_relaxed);
     std::atomic_ref<Nanos>(s.finished).store(0, std::memory_order_relaxed);
+    std::atomic_ref<Degradation>(s.degradation).store(Degradation::kNone, std::memory_order_relaxed);
     present_[stage].store(true, std::memory_order_release);
+  }
+  // Records the degradation the stage applies (after start, before the stage's work).
+  void degrade(std::uint16_t stage, Degradation d) {
+    if (stage < kCapacity) std::atomic_ref<Degradation>(slots_[stage].degradation).store(d, std::memory_order_relaxed);
+  }
+  // What the stage's budget made it do for this request; kNone when it was not degraded (or
+  // has not started).
+  Degradation degradation(std::uint16_t stage) const {
+    if (stage >= kCapacity || !present_[stage].load(std::memory_order_acquire)) return Degradation::kNone;
+    return std::atomic_ref<Degradation>(slots_[stage].degradation).load(std::memory_order_relaxed);
+  }
+  // Whether any stage was degraded.
+  bool degraded() const {
+    for (std::uint16_t i = 0; i < kCapacity; ++i) {
+      if (degradation(i) != Degradation::kNone) return true;
+    }
+    return false;
   }
   // Stamps the stage's hand-on time. A stage that completes its request finishes after the
   // client was answered; readers at completion see finished == 0 there and use the
@@ -58,7 +78,8 @@ class Trace {
       Slot& s = slots_[i];
       out.push_back({i, std::atomic_ref<Nanos>(s.queued).load(std::memory_order_relaxed),
                      std::atomic_ref<Nanos>(s.started).load(std::memory_order_relaxed),
-                     std::atomic_ref<Nanos>(s.finished).load(std::memory_order_relaxed)});
+                     std::atomic_ref<Nanos>(s.finished).load(std::memory_order_relaxed),
+                     std::atomic_ref<Degradation>(s.degradation).load(std::memory_order_relaxed)});
     }
     return out;
   }
@@ -77,6 +98,7 @@ class Trace {
     Nanos queued;
     Nanos started;
     Nanos finished;
+    Degradation degradation;
   };
   std::array<std::atomic<bool>, kCapacity> present_{};  // the only part zeroed per request
   std::atomic<std::uint32_t> dropped_{0};

@@ -48,7 +48,8 @@ See docs/operations.md, "Security".
 )"},
       {"kinds", R"(usage: sluice kinds
 
-Lists the node kinds this build knows, one per line with what each does.
+Lists the node kinds this build knows, one per line with what each does, and under a kind
+the latency-budget degradations it supports (`degrade: skip` or `shrink`) and what they do.
 )"},
       {"schema", R"(usage: sluice schema
 

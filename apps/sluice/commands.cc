@@ -65,6 +65,10 @@ int kinds(const Args&) {
   for (const auto& k : node_registry().kinds()) {
     const NodeKind* kind = node_registry().find(k);
     std::cout << k << "\t" << kind->summary << "\n";
+    // What a latency budget's `degrade` does to this kind (docs/operations.md, "Latency budgets").
+    const Degradations& d = node_registry().degradations(k);
+    if (!d.on_skip.empty()) std::cout << "\tdegrade: skip\t" << d.on_skip << "\n";
+    if (!d.on_shrink.empty()) std::cout << "\tdegrade: shrink\t" << d.on_shrink << "\n";
   }
   return 0;
 }

@@ -24,6 +24,11 @@ void EventResponseSink::on_complete(const Request& request) {
   }
   HttpResponse response{200, "application/json", {{"X-Request-Id", request_id_}}, make_body_(event_)};
   if (request.want_timings && stage_names_) response.headers.push_back({"X-Sluice-Timings", timings_json(request, *stage_names_)});
+  if (stage_names_) {
+    if (std::string degraded = degradations_header(request, *stage_names_); !degraded.empty()) {
+      response.headers.push_back({"X-Sluice-Degraded", std::move(degraded)});
+    }
+  }
   metrics_->count_response(endpoint_, 200);
   writer_->send(response);
 }

@@ -173,6 +173,10 @@ std::string timings_json(const Request& request, const std::vector<std::string>&
     // only after the node returns): its work on this request ended at completion.
     const Nanos end = s.finished > s.started ? s.finished : request.completed_at;
     append_micros(out, end > s.started ? end - s.started : 0);
+    if (s.degradation != Degradation::kNone) {
+      out += ",\"degraded\":";
+      append_json_string(out, degradation_name(s.degradation));
+    }
     out += '}';
   }
   out += "],\"total_us\":";
@@ -182,6 +186,18 @@ std::string timings_json(const Request& request, const std::vector<std::string>&
     append_micros(out, request.first_token_at - request.arrival);
   }
   out += '}';
+  return out;
+}
+
+std::string degradations_header(const Request& request, const std::vector<std::string>& stage_names) {
+  std::string out;
+  for (const StageStamp& s : request.trace().stamps()) {
+    if (s.degradation == Degradation::kNone) continue;
+    if (!out.empty()) out += ", ";
+    out += s.stage < stage_names.size() ? stage_names[s.stage] : "stage" + std::to_string(s.stage);
+    out += '=';
+    out += degradation_name(s.degradation);
+  }
   return out;
 }
 

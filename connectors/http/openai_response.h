@@ -34,8 +34,12 @@ ApiError error_for_status(const Status& status);
 // X-Request-Id, and Retry-After (whole seconds, at least 1) when it was shed (429).
 HttpResponse error_response_for_status(const Status& status, const std::string& request_id);
 
-// {"id":..,"stages":[{"stage":..,"queue_us":..,"service_us":..}...],"total_us":..}
+// {"id":..,"stages":[{"stage":..,"queue_us":..,"service_us":..[,"degraded":"skip"|"shrink"]}...],
+// "total_us":..[,"ttft_us":..]}
 std::string timings_json(const Request& request, const std::vector<std::string>& stage_names);
+// The X-Sluice-Degraded header's value: each stage a latency budget degraded, as
+// "stage=action" joined by ", " (e.g. "rerank=skip, generate=shrink"); empty when none.
+std::string degradations_header(const Request& request, const std::vector<std::string>& stage_names);
 
 // Writes the JSON of one request's answer; knows its id, model, creation time and kind.
 class ChunkWriter {

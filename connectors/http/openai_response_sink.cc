@@ -95,6 +95,11 @@ void OpenAiResponseSink::on_complete(const Request& request) {
   HttpResponse response;
   response.headers.push_back({"X-Request-Id", options_.request_id});
   if (!timings.empty()) response.headers.push_back({"X-Sluice-Timings", timings});
+  if (options_.stage_names) {
+    if (std::string degraded = degradations_header(request, *options_.stage_names); !degraded.empty()) {
+      response.headers.push_back({"X-Sluice-Degraded", std::move(degraded)});
+    }
+  }
   response.body = chunks_.full_response(text_, request.finish_reason, request.usage, extras_);
   options_.metrics->count_response(options_.endpoint, 200);
   writer_->send(response);

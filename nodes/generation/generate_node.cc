@@ -246,6 +246,9 @@ void GenerateNode::start_batch(BatchPtr batch, Done done) {
       if (--outstanding_ == 0) idle_.notify_all();
     };
     GenerationRequest request = engine_request_for(r, PromptText(), options_.max_tokens, options_.citations, clock_, stopping_, on_done);
+    if (r->trace().degradation(options_.stage_index) == Degradation::kShrink) {
+      request.max_tokens = std::max(1, static_cast<int>(request.max_tokens * options_.shrink_factor));
+    }
     prepare_prompt(*r, *options_.chat_template, *engine_, request);
     Status outcome = engine_->submit(std::move(request));
     if (!outcome.ok()) {

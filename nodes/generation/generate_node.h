@@ -58,6 +58,10 @@ struct GenerateNodeOptions {
   // tokenizer.chat_template when the node starts.
   std::optional<ChatTemplate> chat_template;
   CitationMode citations = CitationMode::kField;  // where a cited answer's sources go
+  // NodeContext's: a request whose trace says kShrink at stage_index generates max_tokens
+  // times shrink_factor (at least 1) and ends with finish_reason "length".
+  std::uint16_t stage_index = 0;
+  double shrink_factor = 1;
 };
 
 // Resolves a GenerateConfig (defaults, SLUICE_MODEL, relative paths, `optional`). Throws

@@ -13,8 +13,10 @@ void register_generation_nodes(NodeRegistry& registry) {
       .adds = {"answer"},
       .async = true,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
-        auto node = std::make_unique<generation::GenerateNode>(
-            generation::generate_options_from(spec.generate(), ctx.base_dir), ctx.clock, ctx.metrics, ctx.class_names);
+        auto options = generation::generate_options_from(spec.generate(), ctx.base_dir);
+        options.stage_index = ctx.stage_index;
+        options.shrink_factor = ctx.shrink_factor;
+        auto node = std::make_unique<generation::GenerateNode>(options, ctx.clock, ctx.metrics, ctx.class_names);
         node->name_cache_tier(ctx.name);
         return node;
       },
@@ -30,6 +32,7 @@ void register_generation_nodes(NodeRegistry& registry) {
                                                         ctx.clock);
       },
   });
+  registry.set_degradations("generate", "the node after it answers (e.g. `answer`, extractively)", "generates max_tokens times factor (at least 1), ending with finish_reason length");
 }
 
 }  // namespace sluice

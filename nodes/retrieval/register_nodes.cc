@@ -65,7 +65,8 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .async = false,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
         return std::make_unique<retrieval::FuseNode>(open_kb(spec.fuse().knowledge_base(), ctx),
-                                                     retrieval::retrieve_options_from(spec.fuse(), ctx.base_dir));
+                                                     retrieval::retrieve_options_from(spec.fuse(), ctx.base_dir), ctx.stage_index,
+                                                     ctx.shrink_factor);
       },
   });
   registry.add(NodeKind{
@@ -76,7 +77,7 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .async = false,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
         return std::make_unique<retrieval::RerankNode>(open_kb(spec.rerank().knowledge_base(), ctx), spec.rerank().depth(),
-                                                       spec.rerank().weight());
+                                                       spec.rerank().weight(), ctx.stage_index, ctx.shrink_factor);
       },
   });
   registry.add(NodeKind{
@@ -93,6 +94,10 @@ void register_retrieval_nodes(NodeRegistry& registry) {
         return std::make_unique<retrieval::AnswerNode>(open_kb(spec.answer().knowledge_base(), ctx), o, ctx.clock);
       },
   });
+  registry.set_degradations("dense", "fuse ranks the BM25 branch alone", "");
+  registry.set_degradations("bm25", "fuse ranks the dense branch alone", "");
+  registry.set_degradations("fuse", "", "keeps top_k times factor of the fused chunks (at least 1): fewer passages after it");
+  registry.set_degradations("rerank", "the fused order stands", "rescores depth times factor of the top chunks (at least 1)");
 }
 
 }  // namespace sluice

@@ -90,7 +90,8 @@ void FuseNode::process(Batch& batch) {
       out->hits = fuse_candidates(bm25 ? *bm25 : kNone, dense ? *dense : kNone, out->fusion,
                                   bm25 ? RetrieveMode::kBm25 : RetrieveMode::kDense);
     }
-    if (out->hits.size() > options_.top_k) out->hits.resize(options_.top_k);
+    const std::size_t top_k = r->trace().degradation(stage_index_) == Degradation::kShrink ? shrunk_top_k_ : options_.top_k;
+    if (out->hits.size() > top_k) out->hits.resize(top_k);
     r->attach(kHitsKey, std::shared_ptr<RetrievalHits>(out));
   }
 }
@@ -103,7 +104,8 @@ void RerankNode::process(Batch& batch) {
     if (!hits) continue;
     auto next = std::make_shared<RetrievalHits>(*hits);  // attachments are shared: copy, then replace
     ProximityScorer scorer(gen->analyzer(), gen->bm25());
-    rerank_hits(next->hits, r->input().query(), *gen, scorer, depth_, weight_);
+    const bool shrunk = r->trace().degradation(stage_index_) == Degradation::kShrink;
+    rerank_hits(next->hits, r->input().query(), *gen, scorer, shrunk ? shrunk_depth_ : depth_, weight_);
     r->attach(kHitsKey, std::shared_ptr<RetrievalHits>(next));
   }
 }

@@ -16,6 +16,8 @@
 // KnowledgeBase (itself thread-safe).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -83,22 +85,39 @@ class Bm25Node final : public KnowledgeBaseNode {
 
 class FuseNode final : public KnowledgeBaseNode {
  public:
-  FuseNode(std::shared_ptr<KnowledgeBase> kb, RetrieveOptions options) : KnowledgeBaseNode(std::move(kb)), options_(options) {}
+  // `stage_index`, `shrink_factor`: NodeContext's (a shrunk request keeps top_k times the
+  // factor, at least 1: fewer passages for the stages after it).
+  FuseNode(std::shared_ptr<KnowledgeBase> kb, RetrieveOptions options, std::uint16_t stage_index = 0, double shrink_factor = 1)
+      : KnowledgeBaseNode(std::move(kb)),
+        options_(options),
+        shrunk_top_k_(std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(options.top_k) * shrink_factor))),
+        stage_index_(stage_index) {}
   void process(Batch& batch) override;
 
  private:
   RetrieveOptions options_;
+  std::size_t shrunk_top_k_;
+  std::uint16_t stage_index_;
 };
 
 class RerankNode final : public KnowledgeBaseNode {
  public:
-  RerankNode(std::shared_ptr<KnowledgeBase> kb, std::size_t depth, float weight)
-      : KnowledgeBaseNode(std::move(kb)), depth_(depth), weight_(weight) {}
+  // `stage_index`, `shrink_factor`: NodeContext's (a shrunk request's chunks rescored: depth
+  // times the factor, at least 1).
+  RerankNode(std::shared_ptr<KnowledgeBase> kb, std::size_t depth, float weight, std::uint16_t stage_index = 0,
+             double shrink_factor = 1)
+      : KnowledgeBaseNode(std::move(kb)),
+        depth_(depth),
+        shrunk_depth_(std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(depth) * shrink_factor))),
+        weight_(weight),
+        stage_index_(stage_index) {}
   void process(Batch& batch) override;
 
  private:
   std::size_t depth_;
+  std::size_t shrunk_depth_;
   float weight_;
+  std::uint16_t stage_index_;
 };
 
 // Answers and completes each request: for RequestInput::Kind::kRetrieve a "retrieval" event

@@ -12,6 +12,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,14 +34,20 @@ inline std::string read_file(const std::string& path) {
 struct DefaultPipeline {
   using json = nlohmann::json;
 
-  explicit DefaultPipeline(const std::string& model) {
+  // `edits`: text replacements made in the file before it is served (each must match).
+  explicit DefaultPipeline(const std::string& model, const std::vector<std::pair<std::string, std::string>>& edits = {}) {
     kb = (std::filesystem::temp_directory_path() / ("sluice-default-kb-" + std::to_string(::getpid()))).string();
     std::filesystem::remove_all(kb);
     env.set("SLUICE_KB", kb);
     env.set("SLUICE_LISTEN", "127.0.0.1:0");
     env.set("SLUICE_MODEL", model);
-    served = std::make_unique<ServedPipeline>(read_file(std::string(SLUICE_SOURCE_DIR) + "/pipelines/default.yaml"),
-                                              register_builtin_nodes);
+    std::string text = read_file(std::string(SLUICE_SOURCE_DIR) + "/pipelines/default.yaml");
+    for (const auto& [from, to] : edits) {
+      const std::size_t at = text.find(from);
+      EXPECT_NE(at, std::string::npos) << from;
+      if (at != std::string::npos) text.replace(at, from.size(), to);
+    }
+    served = std::make_unique<ServedPipeline>(text, register_builtin_nodes);
     json docs{{"documents",
                {{{"id", "otters.md"},
                  {"text", "# Sea otters\n\nSea otters hold hands while they sleep so they do not drift apart."}},

@@ -57,7 +57,10 @@ TEST(DefaultPipeline, WithAModelConcurrentStreamsGetGeneratedCitedAnswers) {
 TEST(DefaultPipeline, ADeadlineThatPassesBeforeTheFirstTokenIsAStatus) {
   const std::string model = stories_model();
   if (model.empty()) GTEST_SKIP() << "needs ../shared/models/stories260K.gguf";
-  DefaultPipeline p(model);
+  // Without progress comments nothing is written before the first token, so the timeout is
+  // the response's status. (With them, a stage passed in the microseconds before the deadline
+  // has already committed the stream's 200; see the next test.)
+  DefaultPipeline p(model, {{"      default_priority: P0", "      default_priority: P0\n      stream_progress: false"}});
   for (const char* timeout : {"0.001ms", "0.01ms"}) {  // past before the model starts: never a race
     TestClient c(p.served->source->port());
     json body{{"model", "sluice"}, {"stream", true}, {"max_tokens", 24}, {"messages", {{{"role", "user"}, {"content", "Why do otters hold hands?"}}}}};
@@ -66,6 +69,87 @@ TEST(DefaultPipeline, ADeadlineThatPassesBeforeTheFirstTokenIsAStatus) {
     EXPECT_EQ(r.status, 504) << r.body;
     EXPECT_EQ(json::parse(r.body)["error"]["type"], "timeout_error") << r.body;
   }
+}
+
+// With progress comments on (the default) the same request is a timeout either way: a 504, or,
+// when a stage finished before the deadline passed, a stream of comments ending in the
+// timeout_error event, never a token.
+TEST(DefaultPipeline, ADeadlineThatPassesAfterAProgressCommentEndsTheStreamWithTheTimeout) {
+  const std::string model = stories_model();
+  if (model.empty()) GTEST_SKIP() << "needs ../shared/models/stories260K.gguf";
+  DefaultPipeline p(model);
+  for (const char* timeout : {"0.001ms", "0.01ms", "0.1ms"}) {
+    TestClient c(p.served->source->port());
+    json body{{"model", "sluice"}, {"stream", true}, {"max_tokens", 24}, {"messages", {{{"role", "user"}, {"content", "Why do otters hold hands?"}}}}};
+    c.send(TestClient::post("/v1/chat/completions", body.dump(), std::string("X-Request-Timeout: ") + timeout + "\r\n"));
+    auto r = c.read_response();
+    if (r.status == 504) {
+      EXPECT_EQ(json::parse(r.body)["error"]["type"], "timeout_error") << r.body;
+      continue;
+    }
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body.find("\"content\""), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find("\"type\":\"timeout_error\""), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find("data: [DONE]"), std::string::npos) << r.body;
+  }
+}
+
+// A request whose remaining budget cannot cover generation's expected cost gets the shipped
+// `degrade: shrink` (a quarter of its max_tokens) and says so; one with time to spare does not.
+// The test gives generate a 30 s budget, which stands in for its expected cost before it has
+// measured 8 batches: a 20 s deadline cannot cover it, the default 60 s can. No race: the
+// decision compares 30 s with the time left, not a measured time.
+TEST(DefaultPipeline, ARequestRunningLateGetsAShorterAnswerAndSaysSo) {
+  const std::string model = stories_model();
+  if (model.empty()) GTEST_SKIP() << "needs ../shared/models/stories260K.gguf";
+  DefaultPipeline p(model, {{"    degrade: shrink", "    budget: 30s\n    degrade: shrink"}});
+  auto ask = [&](const std::string& question, const std::string& headers) {
+    TestClient c(p.served->source->port());
+    json body{{"model", "sluice"}, {"max_tokens", 24}, {"messages", {{{"role", "user"}, {"content", question}}}}};
+    c.send(TestClient::post("/v1/chat/completions", body.dump(), "X-Sluice-Timings: 1\r\n" + headers));
+    return c.read_response();
+  };
+  auto late = ask("Why do otters hold hands?", "X-Request-Timeout: 20s\r\n");
+  ASSERT_EQ(late.status, 200) << late.body;
+  EXPECT_EQ(late.header("x-sluice-degraded"), "generate=shrink");
+  const json answer = json::parse(late.body);
+  EXPECT_LE(answer["usage"]["completion_tokens"].get<int>(), 6) << late.body;  // 24 x 0.25
+  bool marked = false;
+  const json timings = json::parse(late.header("x-sluice-timings"));  // kept: the loop reads into it
+  for (const auto& s : timings["stages"])
+    marked = marked || (s["stage"] == "generate" && s.value("degraded", std::string()) == "shrink");
+  EXPECT_TRUE(marked) << late.header("x-sluice-timings");
+
+  auto on_time = ask("How does a volcano erupt?", "");
+  ASSERT_EQ(on_time.status, 200) << on_time.body;
+  EXPECT_EQ(on_time.header("x-sluice-degraded"), "");
+  EXPECT_GT(json::parse(on_time.body)["usage"]["completion_tokens"].get<int>(), 6) << on_time.body;
+  const std::string m = p.metrics();
+  EXPECT_NE(m.find("sluice_degradations_total{node=\"generate\",action=\"shrink\"} 1"), std::string::npos) << m;
+}
+
+// `degrade: skip` on generate switches a late request to the cheaper node behind it: `answer`
+// answers extractively from the same passages (no model call), and the response says so.
+TEST(DefaultPipeline, ALateRequestSkippingGenerationGetsTheExtractiveAnswer) {
+  const std::string model = stories_model();
+  if (model.empty()) GTEST_SKIP() << "needs ../shared/models/stories260K.gguf";
+  DefaultPipeline p(model, {{"    degrade: shrink", "    budget: 30s\n    degrade: skip"}});
+  TestClient c(p.served->source->port());
+  json body{{"model", "sluice"}, {"max_tokens", 24}, {"messages", {{{"role", "user"}, {"content", "Why do otters hold hands?"}}}}};
+  c.send(TestClient::post("/v1/chat/completions", body.dump(), "X-Request-Timeout: 20s\r\n"));
+  auto r = c.read_response();
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.header("x-sluice-degraded"), "generate=skip");
+  const json answer = json::parse(r.body);
+  const std::string text = answer["choices"][0]["message"]["content"].get<std::string>();
+  EXPECT_NE(text.find("hold hands"), std::string::npos) << text;  // a sentence of the passage itself
+  ASSERT_TRUE(answer["sluice_sources"].is_array()) << r.body;
+  EXPECT_EQ(answer["sluice_sources"][0]["doc_id"], "otters.md") << r.body;
+  const std::string m = p.metrics();
+  EXPECT_NE(m.find("sluice_degradations_total{node=\"generate\",action=\"skip\"} 1"), std::string::npos) << m;
+  // The model never ran.
+  const auto at = m.find("sluice_engine_generated_tokens_total{");
+  if (at != std::string::npos) EXPECT_EQ(m.substr(m.find(' ', m.find('}', at)) + 1, 2), "0\n") << m.substr(at, 200);
 }
 
 TEST(DefaultPipeline, WithoutAModelTheSameFileAnswersExtractively) {

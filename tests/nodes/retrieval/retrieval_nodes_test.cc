@@ -77,6 +77,32 @@ TEST(RetrievalNodes, EmbedBranchesFuseAnswerStreamsACitedAnswer) {
   EXPECT_GT(u.completion_tokens, 5);
 }
 
+// A latency budget's shrink (graph/stage_budget.h) reaches fuse and rerank through the
+// request's trace at their stage index: fuse keeps top_k times the factor; the other request of
+// the same batch keeps its full top_k.
+TEST(RetrievalNodes, ShrunkRequestsGetFewerFusedPassages) {
+  auto kb = docs_kb();
+  ManualClock clock;
+  constexpr std::uint16_t kFuseStage = 3;
+  Batch batch;
+  for (int i = 0; i < 2; ++i) {
+    RequestInput in;
+    in.kind = RequestInput::Kind::kCompletion;
+    in.prompt = "the index and the cache";
+    batch.requests.push_back(std::make_shared<Request>(i + 1, in, std::make_shared<RecordingSink>()));
+  }
+  batch.requests[0]->trace().start(kFuseStage, 0, 0);
+  batch.requests[0]->trace().degrade(kFuseStage, Degradation::kShrink);
+  EmbedNode(kb).process(batch);
+  Bm25Node(kb, 10).process(batch);
+  DenseNode(kb, 10, &clock).process(batch);
+  RetrieveOptions o;
+  o.top_k = 3;
+  FuseNode(kb, o, kFuseStage, 0.34).process(batch);
+  EXPECT_EQ(batch.requests[0]->attachment<RetrievalHits>(kHitsKey)->hits.size(), 1u);
+  EXPECT_EQ(batch.requests[1]->attachment<RetrievalHits>(kHitsKey)->hits.size(), 3u);
+}
+
 TEST(RetrievalNodes, RetrieveRequestsGetRankedChunksWithPathScores) {
   auto kb = docs_kb();
   ManualClock clock;
