@@ -128,6 +128,7 @@ void make_stages(Pipeline::State& state, const PipelinePlan& plan, const LoadedS
                                  : ns.degrade().action() == "skip" ? Degradation::kSkip
                                                                    : Degradation::kShrink;
       stage->budget = std::make_unique<StageBudget>(ns.name(), own_budget(ns), action, after[static_cast<std::size_t>(i)], metrics);
+      stage->budget->set_alert_sink(state.alerts.get(), p.name());
     }
     try {
       stage->node = kind->factory(ns, node_context(state, plan, spec, ns, i));
@@ -179,6 +180,13 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
   state.lifecycle =
       std::make_unique<PipelineLifecycle>(*options.metrics, state.class_names, state.controllers, state.in_flight, state.live);
 
+  if (!p.alerts().webhook().empty()) {
+    const AlertsSpec& a = p.alerts();
+    state.alerts = std::make_unique<AlertWebhook>(
+        AlertWebhookOptions{a.webhook(), duration_or(a.has_min_interval(), a.min_interval(), 60 * kNanosPerSecond),
+                            duration_or(a.has_timeout(), a.timeout(), 5 * kNanosPerSecond)},
+        *options.metrics);
+  }
   const PipelinePlan plan = plan_pipeline(p, registry);
   for (const auto& s : plan.sources) state.sources[s].leaves_below = plan.leaves_below.at(s);
   make_stages(state, plan, spec, registry);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/alert_webhook.h"
 #include "graph/clock.h"
 #include "graph/in_flight.h"
 #include "graph/live_lists.h"
@@ -47,6 +48,9 @@ struct Pipeline::State {
   std::vector<std::string> stage_names;
   std::map<std::string, Source> sources;          // by source name
   std::vector<AdmissionController*> controllers;  // installed by nodes at build; borrowed
+  // alerts.webhook's poster (null without one); declared before the stages, whose budgets
+  // notify it, so it outlives them.
+  std::unique_ptr<AlertWebhook> alerts;
 
   // ---- changed at run time
   std::atomic<std::uint64_t> next_id{1};

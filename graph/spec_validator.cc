@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "graph/http_post.h"
 #include "graph/kafka_properties.h"
 #include "graph/listen_rules.h"
 #include "graph/schema.h"
@@ -179,6 +180,11 @@ std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry&
                                        "degrade applies to the first " + std::to_string(Trace::kCapacity) +
                                            " nodes only (the trace records a degradation per stage)"));
       }
+    }
+  }
+  if (!p.alerts().webhook().empty()) {
+    if (auto problem = http_url_problem(p.alerts().webhook())) {
+      errors.push_back(spec.error_at("alerts.webhook", "", "alerts.webhook: " + *problem));
     }
   }
   if (p.sources_size() == 0) errors.push_back(spec.error_at("sources", "", "the pipeline has no sources; add e.g. an http source"));

@@ -65,6 +65,7 @@ void StageBudget::observe(Nanos service) {
   std::fprintf(stderr, "sluice: stage '%s' %s its budget: p95 service time %.3f ms %s budget %.3f ms (over up to its last %zu full batches)\n",
                stage_.c_str(), over ? "exceeds" : "is back within", nanos_to_seconds(p95) * 1e3, over ? ">" : "<=",
                nanos_to_seconds(own_.fixed) * 1e3, ServiceTimeWindow::kWindow);
+  if (alerts_) alerts_->notify({pipeline_, stage_, over, p95, own_.fixed, ServiceTimeWindow::kWindow});
 }
 
 }  // namespace sluice

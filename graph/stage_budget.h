@@ -11,7 +11,8 @@
 // kMinSamples of them, the stage's own budget stands in).
 //
 // The same window feeds the alert: when its p95 exceeds the stage's fixed budget, the
-// over-budget gauge goes to 1 and one line is logged; back within, 0 and another line.
+// over-budget gauge goes to 1, one line is logged and the alert sink (if any: the pipeline's
+// alerts.webhook) is told; back within, 0, another line and another notice.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/alert.h"
 #include "graph/clock.h"
 #include "graph/degradation.h"
 #include "graph/metrics.h"
@@ -81,6 +83,12 @@ class StageBudget {
   }
   // A batch the stage ran in full took `service`: the expected cost, and the alert, follow it.
   void observe(Nanos service);
+  // Where over-budget changes go besides the log and the gauge (null: nowhere); set before
+  // the pipeline starts. `pipeline` names the pipeline in the alert.
+  void set_alert_sink(AlertSink* sink, std::string pipeline) {
+    alerts_ = sink;
+    pipeline_ = std::move(pipeline);
+  }
   // Counts the degradation applied to one request.
   void count_degraded() { degraded_->inc(); }
 
@@ -97,6 +105,8 @@ class StageBudget {
   Counter* degraded_;    // sluice_degradations_total{node, action}
   Gauge* over_budget_;  // 1 while the window's p95 exceeds own_.fixed
   Gauge* p95_;
+  AlertSink* alerts_ = nullptr;
+  std::string pipeline_;
 };
 
 }  // namespace sluice

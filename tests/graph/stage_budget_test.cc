@@ -8,11 +8,14 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "graph/pipeline.h"
 #include "graph/spec_validator.h"
 #include "graph/stage.h"
 #include "tests/graph/test_support.h"
 #include "tests/support/error_message.h"
+#include "tests/support/loopback_receiver.h"
 
 namespace sluice {
 namespace {
@@ -325,6 +328,27 @@ edges: [{from: api, to: first20}, {from: first20, to: answer}]
   EXPECT_EQ(over.value(), 1);
   EXPECT_DOUBLE_EQ(h.metrics.gauge("sluice_stage_service_p95_seconds", "", {{"node", "first20"}}).value(), 0.020);
   EXPECT_DOUBLE_EQ(h.metrics.gauge("sluice_stage_budget_seconds", "", {{"node", "first20"}}).value(), 0.010);
+}
+
+// The same change reaches alerts.webhook as a JSON post (a real receiver on loopback).
+TEST(StageBudget, P95OverTheBudgetIsPostedToTheWebhook) {
+  testing::LoopbackReceiver receiver;
+  Harness h("name: alert\nalerts: {webhook: '" + receiver.url() + R"('}
+sources: [{name: api, kind: http}]
+nodes:
+  - {name: first20, kind: work, budget: 10ms}
+  - {name: answer, kind: answer_work}
+edges: [{from: api, to: first20}, {from: first20, to: answer}]
+)");
+  h.warm();
+  const auto bodies = receiver.wait_for(1);
+  ASSERT_EQ(bodies.size(), 1u);
+  const auto j = nlohmann::json::parse(bodies[0]);
+  EXPECT_EQ(j["status"], "firing");
+  EXPECT_EQ(j["pipeline"], "alert");
+  EXPECT_EQ(j["stage"], "first20");
+  EXPECT_DOUBLE_EQ(j["p95_seconds"].get<double>(), 0.020);
+  EXPECT_DOUBLE_EQ(j["budget_seconds"].get<double>(), 0.010);
 }
 
 TEST(StageBudget, ValidatorRefusesDegradationsTheKindOrPlaceCannotTake) {
