@@ -24,6 +24,11 @@ void Pipeline::start() {
   state_->started.store(true, std::memory_order_release);
 }
 
+std::optional<SpanContext> Pipeline::start_span(std::string_view incoming_traceparent) const {
+  if (!state_->tracer) return std::nullopt;
+  return state_->tracer->start_span(incoming_traceparent);
+}
+
 Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
   State& s = *state_;
   Nanos now = s.clock->now();
@@ -33,6 +38,8 @@ Status Pipeline::submit(const std::string& source, const RequestPtr& request) {
     const Nanos slo = s.class_deadlines[request->priority];
     request->deadline = request->arrival + (slo > 0 ? slo : s.default_deadline);
   }
+  // With tracing on, what a node passes on (span.traceparent()) names this request's span.
+  if (s.tracer && !request->span.valid()) request->span = s.tracer->start_span(request->traceparent);
   auto entry = s.sources.find(source);
   Status status;
   if (entry == s.sources.end()) {

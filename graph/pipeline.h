@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,12 @@ class Pipeline {
   // request's id-derived fields that are still unset (arrival, deadline). Returns the
   // admission status; when not ok the request has already been completed with it.
   Status submit(const std::string& source, const RequestPtr& request);
+
+  // With tracing on (TracingSpec.endpoint): the span a request with this incoming traceparent
+  // gets (a child of it, or a sampled-or-not root); nullopt with tracing off. submit() calls it
+  // for requests that come without a span; a connector that must name the span before it
+  // submits (the HTTP source's response headers) calls it itself and sets Request::span.
+  std::optional<SpanContext> start_span(std::string_view incoming_traceparent) const;
 
   // Stops intake and waits for in-flight requests; see the header comment.
   DrainReport drain();

@@ -187,6 +187,21 @@ std::unique_ptr<Pipeline> Pipeline::build(const LoadedSpec& spec, const NodeRegi
                             duration_or(a.has_timeout(), a.timeout(), 5 * kNanosPerSecond)},
         *options.metrics);
   }
+  if (!p.tracing().endpoint().empty()) {
+    const TracingSpec& t = p.tracing();
+    SpanExporterOptions o;
+    o.endpoint = t.endpoint();
+    o.service_name = t.service_name().empty() ? "sluice" : t.service_name();
+    if (t.max_queued_spans() > 0) o.max_queued_spans = t.max_queued_spans();
+    if (t.batch_spans() > 0) o.batch_spans = t.batch_spans();
+    o.flush_interval = duration_or(t.has_flush_interval(), t.flush_interval(), o.flush_interval);
+    o.timeout = duration_or(t.has_timeout(), t.timeout(), o.timeout);
+    for (const NodeSpec& n : p.nodes()) state.stage_kinds.push_back(node_kind(n));
+    SpanNaming naming{p.name(), &state.class_names, &state.stage_names, &state.stage_kinds};
+    state.tracer = std::make_unique<RequestTracer>(
+        std::make_unique<SpanExporter>(std::move(o), std::move(naming), *state.clock, *options.metrics), t.sample_ratio());
+    state.lifecycle->set_tracer(state.tracer.get());
+  }
   const PipelinePlan plan = plan_pipeline(p, registry);
   for (const auto& s : plan.sources) state.sources[s].leaves_below = plan.leaves_below.at(s);
   make_stages(state, plan, spec, registry);

@@ -1,5 +1,7 @@
 #include "graph/pipeline_lifecycle.h"
 
+#include "graph/request_tracer.h"
+
 #include "graph/admission.h"
 #include "graph/free_memory.h"
 
@@ -56,6 +58,7 @@ void PipelineLifecycle::on_complete(Request& r) {
   if (r.tokens_emitted > 1 && r.last_token_at > r.first_token_at) {
     cm.tokens_per_second->observe((r.tokens_emitted - 1) / nanos_to_seconds(r.last_token_at - r.first_token_at));
   }
+  if (tracer_) tracer_->on_complete(r);
   cm.in_flight.add(-1);
   // Usually none or one; a controller ignores requests it did not admit.
   for (AdmissionController* a : controllers_) a->on_complete(r, r.completed_at);

@@ -25,6 +25,7 @@
 namespace sluice {
 
 class AdmissionController;
+class RequestTracer;
 
 class PipelineLifecycle final : public RequestLifecycle {
  public:
@@ -50,6 +51,9 @@ class PipelineLifecycle final : public RequestLifecycle {
   ClassMetrics& of(const Request& r) { return *classes_[std::min<std::size_t>(r.priority, classes_.size() - 1)]; }
   static Counter& outcome(ClassMetrics& cm, StatusCode code) { return *cm.outcomes[static_cast<std::size_t>(code)]; }
 
+  // Completed requests' spans go to `tracer` (null: tracing off); set at build, before start.
+  void set_tracer(RequestTracer* tracer) { tracer_ = tracer; }
+
   void on_first_token(Request& r) override;
   void on_token(Request& r, Nanos since_previous) override;
   void on_complete(Request& r) override;
@@ -60,6 +64,7 @@ class PipelineLifecycle final : public RequestLifecycle {
   LiveLists& live_;
   std::vector<std::unique_ptr<ClassMetrics>> classes_;
   std::array<Counter*, kAbortCauses> aborts_{};  // by AbortCause value; kNone unused
+  RequestTracer* tracer_ = nullptr;
 };
 
 }  // namespace sluice

@@ -23,6 +23,7 @@
 #include "graph/pipeline.h"
 #include "graph/pipeline_flow.h"
 #include "graph/pipeline_lifecycle.h"
+#include "graph/request_tracer.h"
 #include "graph/stage.h"
 
 namespace sluice {
@@ -51,6 +52,10 @@ struct Pipeline::State {
   // alerts.webhook's poster (null without one); declared before the stages, whose budgets
   // notify it, so it outlives them.
   std::unique_ptr<AlertWebhook> alerts;
+  std::vector<std::string> stage_kinds;  // by node index, for span attributes
+  // TracingSpec's tracer (null without an endpoint); declared before the lifecycle, which
+  // hands it completed requests, so it outlives it.
+  std::unique_ptr<RequestTracer> tracer;
 
   // ---- changed at run time
   std::atomic<std::uint64_t> next_id{1};

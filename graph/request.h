@@ -24,6 +24,7 @@
 #include "graph/clock.h"
 #include "graph/mutex.h"
 #include "graph/sampling_params.h"
+#include "graph/span_context.h"
 #include "graph/status.h"
 #include "graph/trace.h"
 
@@ -143,7 +144,8 @@ class alignas(64) Request : public std::enable_shared_from_this<Request> {
   Nanos deadline = kNoDeadline;    // absolute; past it nodes stop spending work
   std::string tenant;              // scopes caches and fairness; empty = default tenant
   std::string external_id;         // e.g. "chatcmpl-..." shown to the client
-  std::string traceparent;         // W3C trace context, kept as received and propagated
+  std::string traceparent;         // W3C trace context as received (empty: none); passed on when tracing is off
+  SpanContext span;                // with tracing on, this request's span (span.traceparent() is what to pass on); else invalid
 
   // ---- flow ----
   Trace& trace() { return trace_; }

@@ -182,6 +182,11 @@ std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry&
       }
     }
   }
+  if (!p.tracing().endpoint().empty()) {
+    if (auto problem = http_url_problem(p.tracing().endpoint())) {
+      errors.push_back(spec.error_at("tracing.endpoint", "", "tracing.endpoint: " + *problem));
+    }
+  }
   if (!p.alerts().webhook().empty()) {
     if (auto problem = http_url_problem(p.alerts().webhook())) {
       errors.push_back(spec.error_at("alerts.webhook", "", "alerts.webhook: " + *problem));

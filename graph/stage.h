@@ -98,7 +98,7 @@ inline Serviced begin_stage(PipelineLifecycle& lc, const Stage& st, Batch& b, Na
     if (r->done() || retire_if_inactive(*r, start, st.name)) continue;
     st.queue_time->observe(nanos_to_seconds(start - ready_at));
     if (count) lc.of(*r).in_service.add(1);
-    r->trace().start(st.index, ready_at, start);
+    r->trace().start(st.index, ready_at, start, b.requests.size());
     serviced.push_back(r.get());
     if (st.budget) {
       if (const Degradation d = st.budget->decide(r->arrival, r->deadline, start); d != Degradation::kNone) {

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -28,14 +29,16 @@ struct StageStamp {
   Nanos started;         // when the stage began on it
   Nanos finished;        // when the stage handed it on (0 while running)
   Degradation degradation = Degradation::kNone;  // what the stage's budget made it do
+  std::uint16_t batch = 1;  // requests in the batch the stage took it in (saturates at 65535)
 };
 
 class Trace {
  public:
   static constexpr std::uint32_t kCapacity = 32;
 
-  // Stamps stage `stage` as begun: ready since `queued`, started at `started`.
-  void start(std::uint16_t stage, Nanos queued, Nanos started) {
+  // Stamps stage `stage` as begun: ready since `queued`, started at `started`, in a batch of
+  // `batch` requests.
+  void start(std::uint16_t stage, Nanos queued, Nanos started, std::size_t batch = 1) {
     if (stage >= kCapacity) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return;
@@ -45,6 +48,8 @@ class Trace {
     std::atomic_ref<Nanos>(s.started).store(started, std::memory_order_relaxed);
     std::atomic_ref<Nanos>(s.finished).store(0, std::memory_order_relaxed);
     std::atomic_ref<Degradation>(s.degradation).store(Degradation::kNone, std::memory_order_relaxed);
+    std::atomic_ref<std::uint16_t>(s.batch).store(static_cast<std::uint16_t>(batch > 65535 ? 65535 : batch),
+                                                  std::memory_order_relaxed);
     present_[stage].store(true, std::memory_order_release);
   }
   // Records the degradation the stage applies (after start, before the stage's work).
@@ -79,7 +84,8 @@ class Trace {
       out.push_back({i, std::atomic_ref<Nanos>(s.queued).load(std::memory_order_relaxed),
                      std::atomic_ref<Nanos>(s.started).load(std::memory_order_relaxed),
                      std::atomic_ref<Nanos>(s.finished).load(std::memory_order_relaxed),
-                     std::atomic_ref<Degradation>(s.degradation).load(std::memory_order_relaxed)});
+                     std::atomic_ref<Degradation>(s.degradation).load(std::memory_order_relaxed),
+                     std::atomic_ref<std::uint16_t>(s.batch).load(std::memory_order_relaxed)});
     }
     return out;
   }
@@ -99,6 +105,7 @@ class Trace {
     Nanos started;
     Nanos finished;
     Degradation degradation;
+    std::uint16_t batch;
   };
   std::array<std::atomic<bool>, kCapacity> present_{};  // the only part zeroed per request
   std::atomic<std::uint32_t> dropped_{0};

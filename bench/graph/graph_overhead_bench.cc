@@ -3,6 +3,7 @@
 // graph of 10 no-op function_nodes passing shared pointers, side by side in one process.
 //
 //   graph_overhead_bench [--requests N] [--reps R] [--latency-samples M] [--only bare|sluice] [--chain 0|1]
+//   graph_overhead_bench --tracing 1 [--requests N] [--reps R]
 //
 // --only runs one side alone (for profiling it; no ratio is printed). --chain 0 turns the
 // runtime's stage chaining off (runtime.chain_stages: false), so each of the 10 nodes is its
@@ -13,6 +14,13 @@
 // graph has no admission); the rate is N over the time until all have left the last node. Latency: one message at a time (closed loop), the
 // median end-to-end time; the runtime's added latency per hop is (ours - bare) / 10.
 // Prints medians of R alternating repetitions.
+//
+// --tracing 1 measures what tracing costs instead: the same Sluice pipeline four times, tracing
+// off and tracing on (TracingSpec) with sample_ratio 0, 0.01 and 1, exporting to an OTLP/HTTP
+// receiver on loopback in the process (it answers 200 and counts), throughput side by side in
+// repetitions that run each variant once (in an order that rotates), each variant's rate as a
+// ratio of tracing off's in the same repetition; medians, and the spans each variant exported
+// and dropped.
 #include <oneapi/tbb/flow_graph.h>
 
 #include <algorithm>
@@ -30,6 +38,7 @@
 #include "graph/pipeline.h"
 #include "graph/spec_validator.h"
 #include "nodes/builtin_nodes.h"
+#include "tests/support/loopback_receiver.h"
 
 namespace {
 
@@ -93,9 +102,11 @@ class AnswerNode : public sluice::SyncNode {
 
 bool g_chain = true;  // --chain 0: every node its own tbb node (runtime.chain_stages: false)
 
-std::string pipeline_yaml() {
+// `tracing`: a TracingSpec in flow style, or empty for none.
+std::string pipeline_yaml(const std::string& tracing) {
   std::string y = std::string("name: overhead\nruntime: {max_in_flight: 8192, chain_stages: ") + (g_chain ? "true" : "false") +
-                  "}\nsources: [{name: in, kind: http}]\nnodes:\n";
+                  "}\n" + (tracing.empty() ? "" : "tracing: " + tracing + "\n") +
+                  "sources: [{name: in, kind: http}]\nnodes:\n";
   for (int i = 0; i < kNodes - 1; ++i) y += "  - {name: n" + std::to_string(i) + ", kind: passthrough}\n";
   y += "  - {name: answer, kind: bench_answer}\nedges:\n  - {from: in, to: n0}\n";
   for (int i = 1; i < kNodes - 1; ++i) y += "  - {from: n" + std::to_string(i - 1) + ", to: n" + std::to_string(i) + "}\n";
@@ -112,11 +123,11 @@ struct Ours {
   alignas(64) std::atomic<std::uint64_t> done{0};
   char done_pad[64 - sizeof(std::atomic<std::uint64_t>)];
   std::shared_ptr<CountingSink> sink;
-  Ours() {
+  explicit Ours(const std::string& tracing = "") {
     sluice::register_builtin_nodes(reg);
     reg.add(sluice::NodeKind{"bench_answer", "bench", {"request"}, {"answer"}, false,
                              [](const sluice::NodeSpec&, const sluice::NodeContext& c) { return std::make_unique<AnswerNode>(c.clock); }});
-    auto spec = sluice::load_and_validate_text(pipeline_yaml(), "overhead.yaml", reg);
+    auto spec = sluice::load_and_validate_text(pipeline_yaml(tracing), "overhead.yaml", reg);
     pipeline = sluice::Pipeline::build(spec, reg, {&sluice::SteadyClock::instance(), &metrics});
     pipeline->start();
     sink = std::make_shared<CountingSink>(&done);
@@ -169,19 +180,65 @@ const char* allocator() {
   return "glibc";
 }
 
+// --tracing 1: tracing off against sample ratios 0, 0.01 and 1.
+int tracing_sweep(std::uint64_t requests, int reps) {
+  sluice::testing::LoopbackReceiver collector({}, /*keep=*/false);
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"off", ""},
+      {"ratio 0", "{endpoint: '" + collector.url("/v1/traces") + "', sample_ratio: 0}"},
+      {"ratio 0.01", "{endpoint: '" + collector.url("/v1/traces") + "', sample_ratio: 0.01}"},
+      {"ratio 1", "{endpoint: '" + collector.url("/v1/traces") + "', sample_ratio: 1}"}};
+  std::vector<std::unique_ptr<Ours>> graphs;
+  for (const auto& [name, tracing] : variants) graphs.push_back(std::make_unique<Ours>(tracing));
+  for (auto& g : graphs) throughput(*g, requests / 10);  // warm
+  std::vector<std::vector<double>> rate(variants.size()), ratio(variants.size());
+  for (int r = 0; r < reps; ++r) {
+    // The order rotates each repetition: whatever running later in a repetition does to a
+    // variant (a warmer allocator, a neighbour's burst) falls on each in turn.
+    std::vector<double> this_rep(variants.size());
+    for (std::size_t k = 0; k < variants.size(); ++k) {
+      const std::size_t v = (k + static_cast<std::size_t>(r)) % variants.size();
+      this_rep[v] = throughput(*graphs[v], requests);
+    }
+    for (std::size_t v = 0; v < variants.size(); ++v) rate[v].push_back(this_rep[v]);
+    std::fprintf(stderr, "rep %d:", r + 1);
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      ratio[v].push_back(rate[v].back() / rate[0].back());
+      std::fprintf(stderr, " %s %.0f/s (%.3f)", variants[v].first.c_str(), rate[v].back(), ratio[v].back());
+    }
+    std::fprintf(stderr, "\n");
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the last flush (flush_interval 1s)
+  std::printf("malloc: %s; runtime clock: %s; stage chaining: %s; %d repetitions of %llu requests\n\n", allocator(),
+              sluice::monotonic_time_source(), g_chain ? "on" : "off", reps, static_cast<unsigned long long>(requests));
+  std::printf("| tracing | requests/s (median) | ratio to off (median) | spans exported | spans dropped (queue full) |\n");
+  std::printf("| --- | --- | --- | --- | --- |\n");
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    sluice::MetricsRegistry& m = graphs[v]->metrics;
+    std::printf("| %s | %.0f | %.3f | %.0f | %.0f |\n", variants[v].first.c_str(), median(rate[v]), median(ratio[v]),
+                m.counter("sluice_tracing_spans_exported_total", "").value(),
+                m.counter("sluice_tracing_spans_dropped_total", "", {{"reason", "queue_full"}}).value());
+  }
+  std::printf("\nexport requests the receiver took: %zu\n", collector.received());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::uint64_t requests = 200000;
   int reps = 5, samples = 20000;
   std::string only;
+  bool tracing = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
+    if (!std::strcmp(argv[i], "--tracing")) tracing = std::strcmp(argv[i + 1], "0") != 0;
     if (!std::strcmp(argv[i], "--chain")) g_chain = std::strcmp(argv[i + 1], "0") != 0;
     if (!std::strcmp(argv[i], "--requests")) requests = std::stoull(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--reps")) reps = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--latency-samples")) samples = std::stoi(argv[i + 1]);
   }
+  if (tracing) return tracing_sweep(requests, reps);
   if (!only.empty()) {
     if (only != "bare" && only != "sluice") {
       std::fprintf(stderr, "--only takes bare or sluice, not '%s'\n", only.c_str());

@@ -33,7 +33,7 @@ std::vector<HttpHeader> CorsPolicy::response_headers(const std::string& origin) 
   if (!enabled() || !allows(origin)) return {};
   return {{"Access-Control-Allow-Origin", any_ ? "*" : origin},
           {"Vary", "Origin"},
-          {"Access-Control-Expose-Headers", "X-Request-Id, Retry-After, X-Sluice-Timings, X-Sluice-Degraded"}};
+          {"Access-Control-Expose-Headers", "X-Request-Id, Retry-After, X-Sluice-Timings, X-Sluice-Degraded, traceparent"}};
 }
 
 HttpResponse CorsPolicy::preflight(const HttpRequest& request) const {

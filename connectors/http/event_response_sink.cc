@@ -23,6 +23,7 @@ void EventResponseSink::on_complete(const Request& request) {
     return;
   }
   HttpResponse response{200, "application/json", {{"X-Request-Id", request_id_}}, make_body_(event_)};
+  if (request.span.valid()) response.headers.push_back({"traceparent", request.span.traceparent()});
   if (request.want_timings && stage_names_) response.headers.push_back({"X-Sluice-Timings", timings_json(request, *stage_names_)});
   if (stage_names_) {
     if (std::string degraded = degradations_header(request, *stage_names_); !degraded.empty()) {

@@ -341,6 +341,11 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
   sink_options.metrics = metrics_;
   sink_options.stage_names = stage_names_;
   sink_options.progress = stream_progress_;
+  // With tracing on the response names this request's span, so the span is drawn before the
+  // sink is made (Pipeline::submit would draw it otherwise).
+  const std::string* incoming_traceparent = http.header("traceparent");
+  std::optional<SpanContext> span = intake_.start_span(incoming_traceparent ? *incoming_traceparent : std::string_view());
+  if (span) sink_options.traceparent = span->traceparent();
   if (auth.meter) {
     const Clock* clock = &intake_.clock();
     sink_options.on_usage = [meter = auth.meter, clock](const Usage& usage) {
@@ -354,6 +359,7 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
                          endpoint, http, routing, stream, writer, external_id);
   auto request = std::make_shared<Request>(id, std::move(parsed.input), std::move(sink));
   request->external_id = std::move(external_id);
+  if (span) request->span = *span;
   submit(routing, http, request, writer);
 }
 

@@ -8,6 +8,7 @@
 
 #include "connectors/http/json_body.h"
 #include "connectors/http/structured_request.h"
+#include "graph/span_context.h"
 
 namespace sluice::http {
 namespace {
@@ -206,14 +207,6 @@ std::optional<Nanos> parse_timeout_header(std::string_view value) {
   return static_cast<Nanos>(v * scale);
 }
 
-bool valid_traceparent(std::string_view v) {
-  if (v.size() != 55 || v[2] != '-' || v[35] != '-' || v[52] != '-') return false;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i == 2 || i == 35 || i == 52) continue;
-    char c = v[i];
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return v.substr(0, 2) != "ff" && v.substr(3, 32) != std::string(32, '0') && v.substr(36, 16) != std::string(16, '0');
-}
+bool valid_traceparent(std::string_view v) { return parse_traceparent(v).has_value(); }
 
 }  // namespace sluice::http

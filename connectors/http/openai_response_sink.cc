@@ -5,8 +5,10 @@ namespace sluice::http {
 void OpenAiResponseSink::start_stream() {
   if (started_) return;
   started_ = true;
-  writer_->start_stream(200, "text/event-stream",
-                        {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}, {"X-Request-Id", options_.request_id}});
+  std::vector<HttpHeader> headers{
+      {"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}, {"X-Request-Id", options_.request_id}};
+  if (!options_.traceparent.empty()) headers.push_back({"traceparent", options_.traceparent});
+  writer_->start_stream(200, "text/event-stream", headers);
 }
 
 void OpenAiResponseSink::on_token(std::string_view piece) {
@@ -54,6 +56,7 @@ void OpenAiResponseSink::on_event(std::string_view type, std::string_view json) 
 
 void OpenAiResponseSink::send_error(const Status& status) {
   HttpResponse response = error_response_for_status(status, options_.request_id);
+  if (!options_.traceparent.empty()) response.headers.push_back({"traceparent", options_.traceparent});
   options_.metrics->count_response(options_.endpoint, response.status);
   writer_->send(response);
 }
@@ -94,6 +97,7 @@ void OpenAiResponseSink::on_complete(const Request& request) {
 
   HttpResponse response;
   response.headers.push_back({"X-Request-Id", options_.request_id});
+  if (!options_.traceparent.empty()) response.headers.push_back({"traceparent", options_.traceparent});
   if (!timings.empty()) response.headers.push_back({"X-Sluice-Timings", timings});
   if (options_.stage_names) {
     if (std::string degraded = degradations_header(request, *options_.stage_names); !degraded.empty()) {

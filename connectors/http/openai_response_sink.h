@@ -35,6 +35,7 @@ struct SinkOptions {
   bool want_timings = false;
   bool progress = true;    // streams: a comment per "progress" event before the first token
   std::string request_id;  // shown as X-Request-Id
+  std::string traceparent; // this request's span (tracing on), shown as traceparent; empty: none
   std::shared_ptr<HttpMetrics> metrics;
   std::shared_ptr<const std::vector<std::string>> stage_names;
   // Called once with the request's usage when it ends (the API key's token budget); may be empty.

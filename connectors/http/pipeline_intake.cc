@@ -16,6 +16,7 @@ class PipelineIntake final : public RequestIntake {
   std::vector<std::shared_ptr<DocumentStore>> document_stores() const override { return p_.document_stores(); }
   bool answers_embeddings() const override { return p_.answers_embeddings(); }
   std::vector<CacheTier*> cache_tiers() const override { return p_.cache_tiers(); }
+  std::optional<SpanContext> start_span(std::string_view incoming) const override { return p_.start_span(incoming); }
   std::uint64_t next_request_id() override { return p_.next_request_id(); }
   const std::vector<std::string>& stage_names() const override { return p_.stage_names(); }
   Clock& clock() const override { return p_.clock(); }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "graph/document_store.h"
 #include "graph/metrics.h"
 #include "graph/request.h"
+#include "graph/span_context.h"
 #include "graph/status.h"
 
 namespace sluice {
@@ -48,6 +50,11 @@ class RequestIntake {
   virtual std::vector<std::shared_ptr<DocumentStore>> document_stores() const { return {}; }
   // Whether a node of the pipeline answers POST /v1/embeddings (Pipeline::answers_embeddings()).
   virtual bool answers_embeddings() const { return false; }
+  // Pipeline::start_span: the span a request gets when tracing is on; nullopt when off.
+  virtual std::optional<SpanContext> start_span(std::string_view incoming_traceparent) const {
+    (void)incoming_traceparent;
+    return std::nullopt;
+  }
   // The pipeline's caches (Pipeline::cache_tiers()), for GET and DELETE /v1/cache.
   virtual std::vector<CacheTier*> cache_tiers() const { return {}; }
 };

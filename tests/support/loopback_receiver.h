@@ -1,6 +1,7 @@
 // LoopbackReceiver: a tiny HTTP/1.1 server on 127.0.0.1 for tests of what Sluice posts out
-// (the alert webhook): it accepts one request per connection, keeps each request's body, and
-// answers with the next status from `statuses` (200 once they run out), then closes.
+// (the alert webhook, OTLP spans): it accepts one request per connection, keeps each request's
+// body (unless `keep` is false: benchmarks only count them), and answers with the next status
+// from `statuses` (200 once they run out), then closes.
 #pragma once
 
 #include <arpa/inet.h>
@@ -22,7 +23,7 @@ namespace sluice::testing {
 
 class LoopbackReceiver {
  public:
-  explicit LoopbackReceiver(std::deque<int> statuses = {}) : statuses_(std::move(statuses)) {
+  explicit LoopbackReceiver(std::deque<int> statuses = {}, bool keep = true) : statuses_(std::move(statuses)), keep_(keep) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -53,6 +54,7 @@ class LoopbackReceiver {
     std::lock_guard lock(mu_);
     return bodies_;
   }
+  std::size_t received() const { return received_.load(); }
   std::vector<std::string> heads() {
     std::lock_guard lock(mu_);
     return heads_;
@@ -88,8 +90,9 @@ class LoopbackReceiver {
       (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
       ::close(c);
       if (head_end == std::string::npos) continue;
+      received_.fetch_add(1);
       std::lock_guard lock(mu_);
-      if (status >= 200 && status < 300) {
+      if (keep_ && status >= 200 && status < 300) {
         heads_.push_back(in.substr(0, head_end));
         bodies_.push_back(in.substr(head_end + 4));
       }
@@ -103,6 +106,8 @@ class LoopbackReceiver {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<int> statuses_;
+  const bool keep_;
+  std::atomic<std::size_t> received_{0};
   std::vector<std::string> bodies_;  // of the requests answered 2xx
   std::vector<std::string> heads_;
   std::thread thread_;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/connectors/http/default_pipeline.h"
+#include "tests/support/loopback_receiver.h"
 
 namespace sluice::http::testing {
 namespace {
@@ -150,6 +151,34 @@ TEST(DefaultPipeline, ALateRequestSkippingGenerationGetsTheExtractiveAnswer) {
   // The model never ran.
   const auto at = m.find("sluice_engine_generated_tokens_total{");
   if (at != std::string::npos) EXPECT_EQ(m.substr(m.find(' ', m.find('}', at)) + 1, 2), "0\n") << m.substr(at, 200);
+}
+
+// With tracing on, every response names the request's span in a traceparent header (streamed
+// or not), a child of the client's trace; the collector gets the spans (decoded in
+// tests/graph/tracing_test.cc and by OpenTelemetry's own code in tests/interop/run_otlp.sh).
+TEST(DefaultPipeline, WithTracingOnResponsesNameTheRequestsSpan) {
+  sluice::testing::LoopbackReceiver collector;
+  DefaultPipeline p("", {{"  endpoint: ${SLUICE_OTLP_ENDPOINT:-}", "  endpoint: " + collector.url("/v1/traces")},
+                         {"  sample_ratio: ${SLUICE_TRACE_SAMPLE:-0.01}", "  sample_ratio: 1\n  flush_interval: 10ms"}});
+  const std::string trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  for (bool stream : {false, true}) {
+    TestClient c(p.served->source->port());
+    json body{{"model", "sluice"}, {"stream", stream}, {"messages", {{{"role", "user"}, {"content", "Why do otters hold hands?"}}}}};
+    c.send(TestClient::post("/v1/chat/completions", body.dump(), "traceparent: 00-" + trace + "-00f067aa0ba902b7-01\r\n"));
+    auto r = c.read_response();
+    ASSERT_EQ(r.status, 200) << r.body;
+    const std::string tp = r.header("traceparent");
+    ASSERT_EQ(tp.size(), 55u) << "stream " << stream;
+    EXPECT_EQ(tp.substr(3, 32), trace);
+    EXPECT_NE(tp.substr(36, 16), "00f067aa0ba902b7") << "the request's own span, not the client's";
+    EXPECT_EQ(tp.substr(52), "-01");
+  }
+  EXPECT_GE(collector.wait_for(1).size(), 1u);
+  // Without a traceparent the request starts a trace of its own, sampled at ratio 1.
+  TestClient c(p.served->source->port());
+  c.send(TestClient::post("/v1/chat/completions", json{{"model", "sluice"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}}.dump()));
+  auto r = c.read_response();
+  EXPECT_EQ(r.header("traceparent").size(), 55u);
 }
 
 TEST(DefaultPipeline, WithoutAModelTheSameFileAnswersExtractively) {
