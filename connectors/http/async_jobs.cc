@@ -64,7 +64,7 @@ JobRecord job_record(const AsyncJob& job) {
   j.traceparent = job.traceparent;
   j.tenant = job.tenant;
   j.encoding = kafka::JobEncoding::kJson;
-  return JobRecord{job.id, kafka::encode_job(j), job.tenant};
+  return JobRecord{job.id, kafka::encode_job(j), job.tenant, job.traceparent};
 }
 
 HttpResponse queued_response(const std::string& job_id) {

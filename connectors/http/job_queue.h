@@ -31,6 +31,7 @@ struct JobRecord {
   std::string id;    // the job id (custom_id of the line), the record's key
   std::string line;  // the OpenAI Batch input line
   std::string tenant;  // whose job; empty: none (no API keys)
+  std::string traceparent;  // the client's W3C trace context, also sent as the record's "traceparent" header
 };
 
 struct JobLookup {

@@ -140,10 +140,21 @@ void KafkaJobQueue::enqueue(http::JobRecord record, std::function<void(Status)> 
   }
   table_.queued(record.id, unix_ms(), record.tenant);
   auto* pending = new Pending{record.id, std::move(done)};
+  // The client's trace context rides in a "traceparent" header as well as in the line, for
+  // readers that follow the W3C convention for Kafka; librdkafka owns the headers once the call
+  // succeeds.
+  rd_kafka_headers_t* headers = rd_kafka_headers_new(1);
+  if (!record.traceparent.empty()) {
+    rd_kafka_header_add(headers, "traceparent", -1, record.traceparent.data(), static_cast<ssize_t>(record.traceparent.size()));
+  }
   // RD_KAFKA_MSG_F_COPY: the record's bytes live in `record`, which goes out of scope.
-  if (rd_kafka_produce(jobs_topic_, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, record.line.data(), record.line.size(),
-                       record.id.data(), record.id.size(), pending) != 0) {
-    const rd_kafka_resp_err_t err = rd_kafka_last_error();
+  const rd_kafka_resp_err_t err = rd_kafka_producev(
+      producer_.get(), RD_KAFKA_V_RKT(jobs_topic_), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE(record.line.data(), record.line.size()),
+      RD_KAFKA_V_KEY(record.id.data(), record.id.size()), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(pending),
+      RD_KAFKA_V_END);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    rd_kafka_headers_destroy(headers);
     table_.forget_queued(pending->id);
     pending_.fetch_sub(1);
     auto callback = std::move(pending->done);

@@ -100,11 +100,21 @@ void KafkaSource::Impl::dead_letter(const JobTaskPtr& task, const JobError& reas
 
 void KafkaSource::Impl::produce(const std::string& topic, const std::string& key, std::string payload, const JobTaskPtr& task) {
   auto* d = new Delivery{task, topic, key, std::move(payload)};
-  // The payload is ours until the report (no copy); the opaque brings it back.
+  // The job's trace context rides in a "traceparent" header (W3C trace context over Kafka), so
+  // whoever reads the result, retry or dead letter continues the same trace.
+  rd_kafka_headers_t* headers = rd_kafka_headers_new(1);
+  if (!task->traceparent_out.empty()) {
+    rd_kafka_header_add(headers, "traceparent", -1, task->traceparent_out.data(),
+                        static_cast<ssize_t>(task->traceparent_out.size()));
+  }
+  // The payload is ours until the report (no copy); the opaque brings it back. The headers are
+  // librdkafka's once the call succeeds.
   const rd_kafka_resp_err_t err = rd_kafka_producev(
       producer.get(), RD_KAFKA_V_TOPIC(d->topic.c_str()), RD_KAFKA_V_KEY(d->key.data(), d->key.size()),
-      RD_KAFKA_V_VALUE(d->payload.data(), d->payload.size()), RD_KAFKA_V_OPAQUE(d), RD_KAFKA_V_END);
+      RD_KAFKA_V_VALUE(d->payload.data(), d->payload.size()), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(d),
+      RD_KAFKA_V_END);
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  rd_kafka_headers_destroy(headers);
   delivery_errors_total->inc();
   {
     MutexLock lock(pending_mu);

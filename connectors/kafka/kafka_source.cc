@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "connectors/http/openai_request.h"
 #include "connectors/kafka/job_request.h"
@@ -284,6 +285,15 @@ void KafkaSource::Impl::handle_message(rd_kafka_message_t* message) {
   if (task->epoch == 0) return;  // not ours (any more): the owner reads it
   if (message->key) task->key.assign(static_cast<const char*>(message->key), message->key_len);
   if (message->payload) task->original.assign(static_cast<const char*>(message->payload), message->len);
+  rd_kafka_headers_t* headers = nullptr;
+  const void* value = nullptr;
+  std::size_t size = 0;
+  if (rd_kafka_message_headers(message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+      rd_kafka_header_get_last(headers, "traceparent", &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR && value &&
+      http::valid_traceparent(std::string_view(static_cast<const char*>(value), size))) {
+    task->header_traceparent.assign(static_cast<const char*>(value), size);
+    task->traceparent_out = task->header_traceparent;  // what a dead letter of an undecodable record carries
+  }
   task->taken_at = intake.clock().now();
   records_total->inc();
   const std::size_t now_in_flight = in_flight.fetch_add(1) + 1;
@@ -366,7 +376,17 @@ void KafkaSource::Impl::submit_job(const JobTaskPtr& task) {
   if (deadline != kNoDeadline) request->deadline = deadline;
   request->external_id = std::move(external_id);
   request->want_timings = true;
+  // The job's own traceparent field, else the record's header (W3C trace context over Kafka).
   if (!job.traceparent.empty() && http::valid_traceparent(job.traceparent)) request->traceparent = job.traceparent;
+  else request->traceparent = task->header_traceparent;
+  // With tracing on the records this job writes name its request's span; drawn before submit,
+  // which may complete the request at once.
+  if (std::optional<SpanContext> span = intake.start_span(request->traceparent)) {
+    request->span = *span;
+    task->traceparent_out = span->traceparent();
+  } else {
+    task->traceparent_out = request->traceparent;
+  }
   request->tenant = job.tenant;  // caches and fairness scoped as the HTTP request would have been
   task->submitted_at = now;
   task->completed_in_submit = false;

@@ -39,6 +39,10 @@ struct JobTask {
   std::uint64_t epoch = 0;  // the partition's epoch when taken (OffsetTracker)
   std::string key;
   std::string original;     // the record's bytes, for a dead letter
+  // W3C trace context: the record's "traceparent" header as it came, and what the records this
+  // job writes carry in theirs (with tracing on, the job's request span; else the job's own).
+  std::string header_traceparent;
+  std::string traceparent_out;
   Nanos taken_at = 0;
 
   bool decoded = false;

@@ -136,7 +136,9 @@ TEST(AsyncJobs, AsyncRequestIsQueuedAnsweredByAWorkerAndFetched) {
   Served back(worker_yaml(kafka));
   back.work();
 
-  ClientResponse accepted = request(front.http->port(), "POST", "/v1/chat/completions", "X-Sluice-Async: true\r\n", kChat);
+  const std::string traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  ClientResponse accepted = request(front.http->port(), "POST", "/v1/chat/completions",
+                                    "X-Sluice-Async: true\r\ntraceparent: " + traceparent + "\r\n", kChat);
   ASSERT_EQ(accepted.status, 202) << accepted.body;
   const json queued = json::parse(accepted.body);
   const std::string id = queued["id"];
@@ -153,6 +155,9 @@ TEST(AsyncJobs, AsyncRequestIsQueuedAnsweredByAWorkerAndFetched) {
   EXPECT_EQ(line["custom_id"], id);
   EXPECT_EQ(line["url"], "/v1/chat/completions");
   EXPECT_EQ(line["x_sluice"]["priority"], "P0");
+  // The client's trace context, in the line and as the record's header (W3C over Kafka).
+  EXPECT_EQ(line["x_sluice"]["traceparent"], traceparent);
+  EXPECT_EQ(records[0].traceparent, traceparent);
 
   const json done = wait_for_job(front.http->port(), id);
   ASSERT_EQ(done["status"], "completed") << done.dump();

@@ -25,6 +25,7 @@
 #include "sluice/jobs.pb.h"
 #include "tests/connectors/kafka/kafka_worker.h"
 #include "tests/connectors/kafka/mock_kafka.h"
+#include "tests/support/loopback_receiver.h"
 
 namespace sluice {
 
@@ -127,6 +128,50 @@ TEST(KafkaSource, JsonBatchLinesInResultLinesOut) {
   for (int p = 0; p < 3; ++p) committed += std::max<std::int64_t>(0, kafka.committed("test-group", "sluice.jobs", p));
   EXPECT_EQ(committed, kJobs);
   EXPECT_EQ(kafka.read("sluice.dlq", 1, milliseconds(300)).size(), 0u);
+}
+
+// W3C trace context over Kafka: a job's "traceparent" record header (or the line's own field)
+// is the parent of its request, and the result record carries it on in its header.
+TEST(KafkaSource, TraceparentHeadersCarryTheTraceThroughAJob) {
+  MockKafka kafka;
+  kafka.create_job_topics(1);
+  Worker w(kafka, "");
+  const std::string in_header = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  const std::string in_line = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  kafka.produce("sluice.jobs", "", chat_line("by-header"), -1, in_header);
+  json line = json::parse(chat_line("by-field"));
+  line["x_sluice"] = {{"traceparent", in_line}};
+  kafka.produce("sluice.jobs", "", line.dump());
+  kafka.produce("sluice.jobs", "", chat_line("none"));
+  kafka.produce("sluice.jobs", "", chat_line("bad-header"), -1, "not a traceparent");
+  kafka.flush();
+  ASSERT_TRUE(eventually([&] { return w.source->counts().completed >= 4; }));
+  std::map<std::string, std::string> carried;
+  for (const Record& r : kafka.read("sluice.results", 4, milliseconds(10000))) carried[json::parse(r.value)["id"]] = r.traceparent;
+  ASSERT_EQ(carried.size(), 4u);
+  EXPECT_EQ(carried["by-header"], in_header);  // tracing off: passed on as it came
+  EXPECT_EQ(carried["by-field"], in_line);
+  EXPECT_EQ(carried["none"], "");
+  EXPECT_EQ(carried["bad-header"], "") << "a malformed header is ignored, as the W3C spec says";
+}
+
+// With tracing on, the result's header names the job's request span: a child of the incoming
+// header's, the root of the spans the collector gets.
+TEST(KafkaSource, WithTracingOnResultsNameTheJobsSpan) {
+  MockKafka kafka;
+  kafka.create_job_topics(1);
+  sluice::testing::LoopbackReceiver collector;
+  Worker w(kafka, "", "{}\ntracing: {endpoint: '" + collector.url("/v1/traces") + "', sample_ratio: 0, flush_interval: 10ms}");
+  const std::string incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  kafka.produce("sluice.jobs", "", chat_line("traced"), -1, incoming);
+  kafka.flush();
+  const auto results = kafka.read("sluice.results", 1, milliseconds(10000));
+  ASSERT_EQ(results.size(), 1u);
+  const std::string out = results[0].traceparent;
+  ASSERT_EQ(out.size(), 55u) << out;
+  EXPECT_EQ(out.substr(3, 32), incoming.substr(3, 32));
+  EXPECT_NE(out.substr(36, 16), incoming.substr(36, 16));
+  EXPECT_GE(collector.wait_for(1).size(), 1u) << "sampled by its parent";
 }
 
 TEST(KafkaSource, ProtobufJobsGetProtobufResults) {

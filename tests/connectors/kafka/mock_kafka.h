@@ -21,6 +21,7 @@ struct Record {
   std::int32_t partition = 0;
   std::int64_t offset = 0;
   std::string key, value;
+  std::string traceparent;  // the record's "traceparent" header; empty: none
 };
 
 class MockKafka {
@@ -66,12 +67,17 @@ class MockKafka {
   }
 
   // Produces and waits for the broker's acknowledgement. partition -1: by key (or spread).
-  void produce(const std::string& topic, const std::string& key, const std::string& value, int partition = -1) {
+  // `traceparent`: a record header of that name (W3C trace context over Kafka); empty: none.
+  void produce(const std::string& topic, const std::string& key, const std::string& value, int partition = -1,
+               const std::string& traceparent = "") {
+    rd_kafka_headers_t* headers = rd_kafka_headers_new(1);
+    if (!traceparent.empty()) rd_kafka_header_add(headers, "traceparent", -1, traceparent.data(), static_cast<ssize_t>(traceparent.size()));
     rd_kafka_resp_err_t err = rd_kafka_producev(
         producer_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition < 0 ? RD_KAFKA_PARTITION_UA : partition),
         RD_KAFKA_V_KEY(key.empty() ? nullptr : const_cast<char*>(key.data()), key.size()),
-        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()), RD_KAFKA_V_HEADERS(headers),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    if (err) rd_kafka_headers_destroy(headers);  // on success librdkafka owns them
     if (err) throw std::runtime_error(std::string("produce: ") + rd_kafka_err2str(err));
   }
   void flush() { rd_kafka_flush(producer_, 10000); }
@@ -109,6 +115,13 @@ class MockKafka {
         r.offset = m->offset;
         if (m->key) r.key.assign(static_cast<const char*>(m->key), m->key_len);
         if (m->payload) r.value.assign(static_cast<const char*>(m->payload), m->len);
+        rd_kafka_headers_t* headers = nullptr;
+        const void* v = nullptr;
+        std::size_t n = 0;
+        if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            rd_kafka_header_get_last(headers, "traceparent", &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR && v) {
+          r.traceparent.assign(static_cast<const char*>(v), n);
+        }
         out.push_back(std::move(r));
       }
       rd_kafka_message_destroy(m);
