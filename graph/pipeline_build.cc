@@ -123,10 +123,11 @@ void make_stages(Pipeline::State& state, const PipelinePlan& plan, const LoadedS
     stage->queue_time = &metrics.histogram("sluice_request_queue_time_seconds", "Time a request waited before a stage", l);
     stage->service_time = &metrics.histogram("sluice_stage_service_time_seconds", "Time a stage spent on a request's batch", l);
     stage->failures = &metrics.counter("sluice_stage_failures_total", "Batches on which a stage threw", l);
-    if (ns.has_budget() || ns.budget_share() > 0 || !ns.degrade().action().empty()) {
-      const Degradation action = ns.degrade().action().empty()     ? Degradation::kNone
-                                 : ns.degrade().action() == "skip" ? Degradation::kSkip
-                                                                   : Degradation::kShrink;
+    const std::string& act = ns.degrade().action();  // "", "none", "skip" or "shrink"
+    if (ns.has_budget() || ns.budget_share() > 0 || act == "skip" || act == "shrink") {
+      const Degradation action = act == "skip"     ? Degradation::kSkip
+                                 : act == "shrink" ? Degradation::kShrink
+                                                   : Degradation::kNone;
       stage->budget = std::make_unique<StageBudget>(ns.name(), own_budget(ns), action, after[static_cast<std::size_t>(i)], metrics);
       stage->budget->set_alert_sink(state.alerts.get(), p.name());
     }

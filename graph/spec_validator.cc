@@ -162,7 +162,7 @@ std::vector<SpecError> validate_spec(const LoadedSpec& spec, const NodeRegistry&
       continue;
     }
     kind_of[n.name()] = k;
-    if (!n.degrade().action().empty()) {
+    if (!n.degrade().action().empty() && n.degrade().action() != "none") {
       // A latency budget's degradation: one the kind supports, where the runtime can apply it.
       const std::string& action = n.degrade().action();
       const Degradations& can = registry.degradations(kind);

@@ -38,6 +38,8 @@ void register_admission_nodes(NodeRegistry& registry) {
         return std::make_unique<ServiceCurveHarness>(spec.service_curve(), ctx);
       },
   });
+  registry.set_degradations("service_curve", "",
+                            "answers after factor times the batch's time (a shorter generation leaving a continuous batch early)");
 }
 
 }  // namespace sluice

@@ -11,7 +11,9 @@ ServiceCurveHarness::ServiceCurveHarness(const ServiceCurveConfig& config, const
       base_time_(static_cast<Nanos>(config.base_time().seconds()) * kNanosPerSecond + config.base_time().nanos()),
       batch_cost_(config.batch_cost()),
       slots_(config.slots() == 0 ? 1 : config.slots()),
-      text_(config.text()) {
+      text_(config.text()),
+      stage_index_(ctx.stage_index),
+      shrink_factor_(ctx.shrink_factor) {
   if (base_time_ <= 0) throw std::invalid_argument("base_time: must be positive");
 }
 
@@ -52,19 +54,32 @@ void ServiceCurveHarness::serve() {
     fifo_.pop_front();
     bool stopping = stopping_;
     lock.unlock();
-    std::size_t active = 0;
-    for (const auto& r : batch->requests) active += r->active() ? 1 : 0;
-    if (!stopping && active > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(service_time(active)));
-    Nanos now = clock_->now();
+    std::size_t active = 0, shrunk = 0;
     for (const auto& r : batch->requests) {
       if (!r->active()) continue;
-      if (stopping) {
-        r->complete(Status::Error(StatusCode::kUnavailable, "service_curve harness stopped", AbortCause::kShutdown), now);
-        continue;
+      ++active;
+      shrunk += r->trace().degradation(stage_index_) == Degradation::kShrink ? 1 : 0;
+    }
+    const Nanos full = service_time(active);
+    const Nanos early = static_cast<Nanos>(static_cast<double>(full) * shrink_factor_);
+    // Shrunk requests first, after factor x the batch's time; the rest at its full time.
+    for (const bool shrunk_pass : {true, false}) {
+      if (shrunk_pass && shrunk == 0) continue;
+      if (!shrunk_pass && shrunk == active) break;
+      const Nanos wait = shrunk == 0 ? full : shrunk_pass ? early : full - early;
+      if (!stopping && active > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+      const Nanos now = clock_->now();
+      for (const auto& r : batch->requests) {
+        if (!r->active()) continue;
+        if ((r->trace().degradation(stage_index_) == Degradation::kShrink) != shrunk_pass && shrunk > 0) continue;
+        if (stopping) {
+          r->complete(Status::Error(StatusCode::kUnavailable, "service_curve harness stopped", AbortCause::kShutdown), now);
+          continue;
+        }
+        r->emit_token(text_, now);
+        r->usage.completion_tokens = 1;
+        r->complete(Status::Ok(), now);
       }
-      r->emit_token(text_, now);
-      r->usage.completion_tokens = 1;
-      r->complete(Status::Ok(), now);
     }
     done(std::move(batch));
     lock.lock();

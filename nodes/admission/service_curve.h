@@ -7,6 +7,10 @@
 // batching can be measured against a known capacity without a model: capacity at batch b is
 // slots * b / time(b) requests per second.
 //
+// Under a latency budget (`degrade: shrink`, graph/stage_budget.h) a shrunk request is answered
+// after factor x time(b), the way a shorter generation leaves a continuous batch early; a batch
+// of only shrunk requests takes factor x time(b), so shrinking frees the harness sooner.
+//
 // `slots` worker threads each serve one batch at a time; other batches wait in a FIFO inside
 // the harness (like kernels queued on one accelerator stream). Time is real (the workers
 // sleep); answers are stamped with the pipeline clock.
@@ -47,6 +51,8 @@ class ServiceCurveHarness final : public AsyncNode {
   double batch_cost_;
   std::uint32_t slots_;
   std::string text_;
+  std::uint16_t stage_index_;  // where the trace says whether a request was shrunk
+  double shrink_factor_;
 
   Mutex mu_;
   CondVar wake_;

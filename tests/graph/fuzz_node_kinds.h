@@ -5,6 +5,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <tuple>
 
 #include "graph/node_registry.h"
 
@@ -36,6 +37,12 @@ inline NodeRegistry builtin_kinds_without_factories() {
            {"answer", {"hits"}, {"answer"}, false},
        }) {
     registry.add(NodeKind{k.kind, "", k.needs, k.adds, k.async, nullptr});
+  }
+  // Which degradations each kind supports (the texts only need to be non-empty here).
+  for (const auto& [kind, skip, shrink] : std::initializer_list<std::tuple<const char*, bool, bool>>{
+           {"service_curve", false, true}, {"generate", true, true}, {"dense", true, false},
+           {"bm25", true, false}, {"fuse", false, true}, {"rerank", true, true}}) {
+    registry.set_degradations(kind, skip ? "skip" : "", shrink ? "shrink" : "");
   }
   return registry;
 }

@@ -404,6 +404,8 @@ TEST(SpecFuzzKinds, AreTheBuiltinKinds) {
     EXPECT_EQ(fuzz.find(kind)->needs, builtin.find(kind)->needs) << kind;
     EXPECT_EQ(fuzz.find(kind)->adds, builtin.find(kind)->adds) << kind;
     EXPECT_EQ(fuzz.find(kind)->async, builtin.find(kind)->async) << kind;
+    EXPECT_EQ(fuzz.degradations(kind).on_skip.empty(), builtin.degradations(kind).on_skip.empty()) << kind;
+    EXPECT_EQ(fuzz.degradations(kind).on_shrink.empty(), builtin.degradations(kind).on_shrink.empty()) << kind;
   }
 }
 

@@ -367,6 +367,10 @@ TEST(StageBudget, ValidatorRefusesDegradationsTheKindOrPlaceCannotTake) {
   EXPECT_EQ(errors_of("  - {name: a, kind: work, degrade: skip}\n  - {name: b, kind: answer_marks}\n",
                       "  - {from: api, to: a}\n  - {from: a, to: b}\n"),
             "");
+  // none: the same as unset, on any kind (a file switching it off through a variable)
+  EXPECT_EQ(errors_of("  - {name: a, kind: mark, degrade: none}\n  - {name: b, kind: answer_marks}\n",
+                      "  - {from: api, to: a}\n  - {from: a, to: b}\n"),
+            "");
   EXPECT_NE(errors_of("  - {name: a, kind: mark, degrade: skip}\n  - {name: b, kind: answer_marks}\n",
                       "  - {from: api, to: a}\n  - {from: a, to: b}\n")
                 .find("node kind 'mark' cannot skip under a latency budget (kinds that can: "),
