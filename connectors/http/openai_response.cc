@@ -201,6 +201,19 @@ std::string degradations_header(const Request& request, const std::vector<std::s
   return out;
 }
 
+std::string degradations_json(const Request& request, const std::vector<std::string>& stage_names) {
+  std::string out;
+  for (const StageStamp& s : request.trace().stamps()) {
+    if (s.degradation == Degradation::kNone) continue;
+    out += out.empty() ? "{" : ",";
+    append_json_string(out, s.stage < stage_names.size() ? stage_names[s.stage] : "stage" + std::to_string(s.stage));
+    out += ':';
+    append_json_string(out, degradation_name(s.degradation));
+  }
+  if (!out.empty()) out += '}';
+  return out;
+}
+
 ChunkWriter::ChunkWriter(RequestInput::Kind kind, std::string_view id, std::string_view model, std::int64_t created)
     : kind_(kind), id_(id), model_(model), created_(created) {
   head_ = "\"id\":";

@@ -40,6 +40,9 @@ std::string timings_json(const Request& request, const std::vector<std::string>&
 // The X-Sluice-Degraded header's value: each stage a latency budget degraded, as
 // "stage=action" joined by ", " (e.g. "rerank=skip, generate=shrink"); empty when none.
 std::string degradations_header(const Request& request, const std::vector<std::string>& stage_names);
+// The same as a JSON object for a stream's finish chunk (`sluice_degraded`), e.g.
+// {"rerank":"skip","generate":"shrink"}; empty when none.
+std::string degradations_json(const Request& request, const std::vector<std::string>& stage_names);
 
 // Writes the JSON of one request's answer; knows its id, model, creation time and kind.
 class ChunkWriter {

@@ -78,6 +78,12 @@ void OpenAiResponseSink::on_complete(const Request& request) {
     start_stream();
     if (status.ok()) {
       if (!timings.empty()) extras_.emplace_back("timings", timings);
+      // A stream's headers left before any stage ran: a degradation is said in the last chunk.
+      if (options_.stage_names) {
+        if (std::string degraded = degradations_json(request, *options_.stage_names); !degraded.empty()) {
+          extras_.emplace_back("degraded", std::move(degraded));
+        }
+      }
       std::string tail = chunks_.tool_call() ? chunks_.tool_call_event(text_) : std::string();
       tail += chunks_.finish_event(request.finish_reason, extras_);
       if (options_.include_usage) tail += chunks_.usage_event(request.usage);

@@ -121,12 +121,27 @@ TEST(DefaultPipeline, ARequestRunningLateGetsAShorterAnswerAndSaysSo) {
     marked = marked || (s["stage"] == "generate" && s.value("degraded", std::string()) == "shrink");
   EXPECT_TRUE(marked) << late.header("x-sluice-timings");
 
+  // Streamed, the same degradation is said in the finish chunk (the headers left before it).
+  {
+    TestClient c(p.served->source->port());
+    json body{{"model", "sluice"}, {"stream", true}, {"max_tokens", 24}, {"messages", {{{"role", "user"}, {"content", "Why do sea otters float?"}}}}};
+    c.send(TestClient::post("/v1/chat/completions", body.dump(), "X-Request-Timeout: 20s\r\n"));
+    ASSERT_EQ(c.read_head().status, 200);
+    json degraded;
+    while (auto ev = c.next_event()) {
+      if (ev->data == "[DONE]") break;
+      const json chunk = json::parse(ev->data);
+      if (chunk.contains("sluice_degraded")) degraded = chunk["sluice_degraded"];
+    }
+    EXPECT_EQ(degraded, (json{{"generate", "shrink"}}));
+  }
+
   auto on_time = ask("How does a volcano erupt?", "");
   ASSERT_EQ(on_time.status, 200) << on_time.body;
   EXPECT_EQ(on_time.header("x-sluice-degraded"), "");
   EXPECT_GT(json::parse(on_time.body)["usage"]["completion_tokens"].get<int>(), 6) << on_time.body;
   const std::string m = p.metrics();
-  EXPECT_NE(m.find("sluice_degradations_total{node=\"generate\",action=\"shrink\"} 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("sluice_degradations_total{node=\"generate\",action=\"shrink\"} 2"), std::string::npos) << m;
 }
 
 // `degrade: skip` on generate switches a late request to the cheaper node behind it: `answer`
