@@ -9,6 +9,7 @@
 #  - exactly two records dead-lettered (distinct by source offset; a dead letter the killed
 #    worker wrote but did not commit may be written again), invalid_json and unknown_endpoint,
 #    each with its original bytes and an error line on the results topic;
+#  - a job produced with a traceparent header (kcat -H) gets a result record carrying it;
 #  - the surviving worker drains on SIGTERM, exits 0 and prints its summary; kafka-dev exits 0.
 # The graph is a `template` node (a test fixture), so no model or knowledge base is needed;
 # PIPELINE arguments (files, or directories whose kafka pipelines are taken) are only validated,
@@ -203,6 +204,20 @@ read_topic sluice.dlq > "$DIR/dlq" || fail "kcat -C sluice.dlq failed"
 counts=$(check final) || fail "results are wrong ($( [[ -n $complete ]] || echo "incomplete after 90 s; ")$(wc -l < "$DIR/results") result lines):
 $counts"
 read -r COMPLETED DUPLICATED DEAD DEAD_DUP LOST <<< "$counts"
+
+# W3C trace context over Kafka, with kcat on both sides: a job produced with a traceparent
+# header gets a result whose record carries it on (tracing is off in this pipeline: as it came).
+TP=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+echo '{"custom_id": "traced", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "sluice", "messages": [{"role": "user", "content": "traced"}]}}' |
+  kc -P -t sluice.jobs -k traced -H "traceparent=$TP" || fail "kcat -P with a header failed"
+traced=""
+for _ in $(seq 1 100); do
+  traced=$(kc -C -t sluice.results -e -o beginning -f '%k\t%h\n' | grep -m1 '^traced' || true)
+  [[ -n $traced ]] && break
+  sleep 0.1
+done
+[[ $traced == *"traceparent=$TP"* ]] || fail "the traced job's result record has headers '${traced#*$'\t'}', not traceparent=$TP"
+echo "kafka_worker_test: $((SECONDS - START)) s: a traceparent header came back on the result record"
 
 echo "kafka_worker_test: $((SECONDS - START)) s: SIGTERM to the surviving worker"
 kill -TERM "$SURVIVOR"
