@@ -92,9 +92,6 @@ class StageBudget {
   // Counts the degradation applied to one request.
   void count_degraded() { degraded_->inc(); }
 
-  Degradation action() const { return action_; }
-  const BudgetAmount& own() const { return own_; }
-  const std::vector<BudgetAmount>& reserve() const { return reserve_; }
 
  private:
   const std::string stage_;

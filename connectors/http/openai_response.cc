@@ -189,27 +189,36 @@ std::string timings_json(const Request& request, const std::vector<std::string>&
   return out;
 }
 
-std::string degradations_header(const Request& request, const std::vector<std::string>& stage_names) {
-  std::string out;
+namespace {
+// Calls f(stage name, action name) for each stage that degraded `request`, in stage order.
+template <class F>
+void for_each_degradation(const Request& request, const std::vector<std::string>& stage_names, F&& f) {
   for (const StageStamp& s : request.trace().stamps()) {
     if (s.degradation == Degradation::kNone) continue;
-    if (!out.empty()) out += ", ";
-    out += s.stage < stage_names.size() ? stage_names[s.stage] : "stage" + std::to_string(s.stage);
-    out += '=';
-    out += degradation_name(s.degradation);
+    f(s.stage < stage_names.size() ? stage_names[s.stage] : "stage" + std::to_string(s.stage), degradation_name(s.degradation));
   }
+}
+}  // namespace
+
+std::string degradations_header(const Request& request, const std::vector<std::string>& stage_names) {
+  std::string out;
+  for_each_degradation(request, stage_names, [&](const std::string& stage, std::string_view action) {
+    if (!out.empty()) out += ", ";
+    out += stage;
+    out += '=';
+    out += action;
+  });
   return out;
 }
 
 std::string degradations_json(const Request& request, const std::vector<std::string>& stage_names) {
   std::string out;
-  for (const StageStamp& s : request.trace().stamps()) {
-    if (s.degradation == Degradation::kNone) continue;
+  for_each_degradation(request, stage_names, [&](const std::string& stage, std::string_view action) {
     out += out.empty() ? "{" : ",";
-    append_json_string(out, s.stage < stage_names.size() ? stage_names[s.stage] : "stage" + std::to_string(s.stage));
+    append_json_string(out, stage);
     out += ':';
-    append_json_string(out, degradation_name(s.degradation));
-  }
+    append_json_string(out, action);
+  });
   if (!out.empty()) out += '}';
   return out;
 }

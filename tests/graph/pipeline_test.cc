@@ -14,25 +14,7 @@ namespace {
 
 using testing::RecordingSink;
 
-struct Harness {
-  explicit Harness(const std::string& yaml, Clock* clock = &SteadyClock::instance()) : reg(testing::test_registry()) {
-    spec = load_and_validate_text(yaml, "t.yaml", reg);
-    pipeline = Pipeline::build(spec, reg, {clock, &metrics});
-    pipeline->start();
-  }
-  std::pair<RequestPtr, std::shared_ptr<RecordingSink>> make(const std::string& query = "q") {
-    auto sink = std::make_shared<RecordingSink>();
-    RequestInput in;
-    in.kind = RequestInput::Kind::kCompletion;
-    in.prompt = query;
-    auto r = std::make_shared<Request>(pipeline->next_request_id(), in, sink);
-    return {r, sink};
-  }
-  NodeRegistry reg;
-  LoadedSpec spec;
-  MetricsRegistry metrics;
-  std::unique_ptr<Pipeline> pipeline;
-};
+using Harness = testing::PipelineHarness;
 
 const char* kFanOutIn = R"(name: diamond
 sources: [{name: api, kind: http}]

@@ -3,12 +3,18 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "graph/clock.h"
+#include "graph/metrics.h"
 #include "graph/node_registry.h"
+#include "graph/pipeline.h"
+#include "graph/spec_validator.h"
 #include "graph/request.h"
 #include "nodes/builtin_nodes.h"
 
@@ -113,5 +119,27 @@ inline NodeRegistry test_registry() {
                    [](const NodeSpec&, const NodeContext&) { return std::make_unique<FailNode>(); }});
   return reg;
 }
+
+// A pipeline built from `yaml` with the test kinds (test_registry) and started; make() gives a
+// completion request and its recording sink, not yet submitted.
+struct PipelineHarness {
+  explicit PipelineHarness(const std::string& yaml, Clock* clock = &SteadyClock::instance()) : reg(test_registry()) {
+    spec = load_and_validate_text(yaml, "t.yaml", reg);
+    pipeline = Pipeline::build(spec, reg, {clock, &metrics});
+    pipeline->start();
+  }
+  std::pair<RequestPtr, std::shared_ptr<RecordingSink>> make(const std::string& query = "q") {
+    auto sink = std::make_shared<RecordingSink>();
+    RequestInput in;
+    in.kind = RequestInput::Kind::kCompletion;
+    in.prompt = query;
+    auto r = std::make_shared<Request>(pipeline->next_request_id(), in, sink);
+    return {r, sink};
+  }
+  NodeRegistry reg;
+  LoadedSpec spec;
+  MetricsRegistry metrics;
+  std::unique_ptr<Pipeline> pipeline;
+};
 
 }  // namespace sluice::testing

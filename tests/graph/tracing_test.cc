@@ -169,9 +169,10 @@ TEST(OtlpEncoding, EverySpanFieldAtItsNumber) {
 }
 
 // ---- a pipeline exporting to a receiver
-struct Traced {
-  explicit Traced(const std::string& tracing) : reg(testing::test_registry()) {
-    spec = load_and_validate_text("name: traced\ntracing: " + tracing + R"(
+// The diamond of test nodes (left and right marks joined by answer_marks) with `tracing`.
+struct Traced : testing::PipelineHarness {
+  explicit Traced(const std::string& tracing)
+      : PipelineHarness("name: traced\ntracing: " + tracing + R"(
 sources: [{name: api, kind: http}]
 nodes:
   - {name: left, kind: mark}
@@ -182,28 +183,16 @@ edges:
   - {from: api, to: right}
   - {from: left, to: join}
   - {from: right, to: join}
-)",
-                                  "t.yaml", reg);
-    pipeline = Pipeline::build(spec, reg, {&SteadyClock::instance(), &metrics});
-    pipeline->start();
-  }
+)") {}
   ~Traced() { pipeline->drain(kNanosPerSecond); }
   RequestPtr ask(const std::string& traceparent = "") {
-    auto sink = std::make_shared<RecordingSink>();
-    RequestInput in;
-    in.kind = RequestInput::Kind::kCompletion;
-    in.prompt = "q";
-    auto r = std::make_shared<Request>(pipeline->next_request_id(), in, sink);
+    auto [r, sink] = make();
     r->traceparent = traceparent;
     pipeline->submit("api", r);
     EXPECT_TRUE(sink->wait());
     return r;
   }
   double metric(const std::string& name, const Labels& labels = {}) { return metrics.counter(name, "", labels).value(); }
-  NodeRegistry reg;
-  LoadedSpec spec;
-  MetricsRegistry metrics;
-  std::unique_ptr<Pipeline> pipeline;
 };
 
 std::string bytes_of(const std::array<std::uint8_t, 16>& a) { return std::string(reinterpret_cast<const char*>(a.data()), a.size()); }
@@ -270,21 +259,13 @@ TEST(Tracing, RootsAreSampledAtTheRatioAndChildrenFollowTheirParent) {
 
 TEST(Tracing, FailedRequestsAreKeptWhateverTheDraw) {
   LoopbackReceiver collector;
-  NodeRegistry reg = testing::test_registry();
-  LoadedSpec spec = load_and_validate_text("name: failing\ntracing: {endpoint: '" + collector.url() + R"(', sample_ratio: 0, flush_interval: 10ms}
+  testing::PipelineHarness h("name: failing\ntracing: {endpoint: '" + collector.url() + R"(', sample_ratio: 0, flush_interval: 10ms}
 sources: [{name: api, kind: http}]
 nodes: [{name: broken, kind: fail}]
 edges: [{from: api, to: broken}]
-)",
-                                           "t.yaml", reg);
-  MetricsRegistry metrics;
-  auto pipeline = Pipeline::build(spec, reg, {&SteadyClock::instance(), &metrics});
-  pipeline->start();
-  auto sink = std::make_shared<RecordingSink>();
-  RequestInput in;
-  in.kind = RequestInput::Kind::kCompletion;
-  auto r = std::make_shared<Request>(pipeline->next_request_id(), in, sink);
-  pipeline->submit("api", r);
+)");
+  auto [r, sink] = h.make();
+  h.pipeline->submit("api", r);
   ASSERT_TRUE(sink->wait());
   const auto bodies = collector.wait_for(1);
   ASSERT_EQ(bodies.size(), 1u);
@@ -293,7 +274,7 @@ edges: [{from: api, to: broken}]
   EXPECT_EQ(spans[0].status_code, 2);
   EXPECT_NE(spans[0].status_message.find("boom"), std::string::npos) << spans[0].status_message;
   EXPECT_FALSE(spans[0].parent_span_id.size()) << "a new root: no incoming traceparent";
-  pipeline->drain(kNanosPerSecond);
+  h.pipeline->drain(kNanosPerSecond);
 }
 
 TEST(Tracing, ACollectorThatIsDownDropsSpansAndCountsThem) {
@@ -323,25 +304,19 @@ TEST(Tracing, ABoundedQueueDropsWholeRequestsWhenFull) {
 }
 
 TEST(Tracing, WithoutAnEndpointTheTraceparentPassesThroughUntouched) {
-  NodeRegistry reg = testing::test_registry();
-  LoadedSpec spec = load_and_validate_text(R"(name: plain
+  testing::PipelineHarness h(R"(name: plain
 sources: [{name: api, kind: http}]
 nodes: [{name: join, kind: answer_marks}]
 edges: [{from: api, to: join}]
-)",
-                                           "t.yaml", reg);
-  MetricsRegistry metrics;
-  auto pipeline = Pipeline::build(spec, reg, {&SteadyClock::instance(), &metrics});
-  pipeline->start();
-  EXPECT_FALSE(pipeline->start_span(kIncoming).has_value());
-  auto sink = std::make_shared<RecordingSink>();
-  auto r = std::make_shared<Request>(pipeline->next_request_id(), RequestInput{}, sink);
+)");
+  EXPECT_FALSE(h.pipeline->start_span(kIncoming).has_value());
+  auto [r, sink] = h.make();
   r->traceparent = kIncoming;
-  pipeline->submit("api", r);
+  h.pipeline->submit("api", r);
   ASSERT_TRUE(sink->wait());
   EXPECT_EQ(r->traceparent, kIncoming);
   EXPECT_FALSE(r->span.valid());
-  pipeline->drain(kNanosPerSecond);
+  h.pipeline->drain(kNanosPerSecond);
 }
 
 TEST(Tracing, TheValidatorNamesABadEndpoint) {
