@@ -10,7 +10,8 @@ namespace {
 
 // What the API's handlers read; anything else a page asks to send is refused by the browser.
 constexpr const char* kAllowedRequestHeaders =
-    "Authorization, Content-Type, X-Priority, X-Request-Timeout, X-Sluice-Async, X-Sluice-Timings, traceparent, "
+    "Authorization, Content-Type, X-Priority, X-Request-Timeout, X-Sluice-Async, X-Sluice-Timings, X-Sluice-Resume, "
+    "Last-Event-ID, traceparent, "
     "OpenAI-Organization, OpenAI-Project, X-Stainless-Arch, X-Stainless-Lang, X-Stainless-OS, "
     "X-Stainless-Package-Version, X-Stainless-Retry-Count, X-Stainless-Runtime, X-Stainless-Runtime-Version, "
     "X-Stainless-Timeout";

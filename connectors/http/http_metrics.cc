@@ -20,6 +20,7 @@ std::string_view endpoint_label(Endpoint endpoint) {
     case Endpoint::kRetrieve: return "/v1/retrieve";
     case Endpoint::kDocuments: return "/v1/documents";
     case Endpoint::kJobs: return "/v1/jobs";
+    case Endpoint::kStreams: return "/v1/streams";
     case Endpoint::kModels: return "/v1/models";
     case Endpoint::kCache: return "/v1/cache";
     case Endpoint::kHealthz: return "/healthz";
@@ -35,6 +36,7 @@ Endpoint endpoint_for_path(std::string_view path) {
     if (path == endpoint_label(e)) return e;
   }
   if (path.size() > 9 && path.substr(0, 9) == "/v1/jobs/") return Endpoint::kJobs;
+  if (path.size() > 12 && path.substr(0, 12) == "/v1/streams/") return Endpoint::kStreams;
   if (path.size() > 11 && path.substr(0, 11) == "/v1/models/") return Endpoint::kModels;
   return Endpoint::kOther;
 }

@@ -30,11 +30,11 @@
 namespace sluice::http {
 
 enum class Endpoint : std::uint8_t {
-  kChatCompletions, kCompletions, kEmbeddings, kRetrieve, kDocuments, kJobs, kModels, kCache, kHealthz, kReadyz, kMetrics, kOther, kCount
+  kChatCompletions, kCompletions, kEmbeddings, kRetrieve, kDocuments, kJobs, kStreams, kModels, kCache, kHealthz, kReadyz, kMetrics, kOther, kCount
 };
 
 std::string_view endpoint_label(Endpoint endpoint);
-// The endpoint a path belongs to (exact match; kJobs: /v1/jobs/{id}), or kOther.
+// The endpoint a path belongs to (exact match; kJobs: /v1/jobs/{id}; kStreams: /v1/streams/{id}), or kOther.
 Endpoint endpoint_for_path(std::string_view path);
 
 class HttpMetrics {

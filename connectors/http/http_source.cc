@@ -135,6 +135,14 @@ void HttpSource::init(const HttpSourceConfig& config) {
     defer_class_[static_cast<std::size_t>(index)] = true;
   }
 
+  StreamResumeOptions resume;
+  resume.grace = duration_or(config.resume().has_grace(), config.resume().grace(), resume.grace);
+  if (config.resume().max_stream_bytes()) resume.max_stream_bytes = config.resume().max_stream_bytes();
+  if (config.resume().max_total_bytes()) resume.max_total_bytes = config.resume().max_total_bytes();
+  resume.max_keep_running =
+      duration_or(config.resume().has_max_keep_running(), config.resume().max_keep_running(), resume.max_keep_running);
+  journals_ = std::make_shared<StreamJournals>(resume, intake_.clock(), intake_.metrics(), name_);
+
   document_stores_ = intake_.document_stores();
   answers_embeddings_ = intake_.answers_embeddings();  // fixed once the pipeline is built
   ingests_ = std::make_unique<IngestRunner>(&metrics_->ingests_running, &metrics_->ingest_seconds);
@@ -252,6 +260,8 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
       return handle_documents(request, writer);
     case Endpoint::kJobs:
       return handle_job_status(request, writer, auth);
+    case Endpoint::kStreams:
+      return handle_stream_resume(request, writer, auth);
     case Endpoint::kHealthz:
       return respond(endpoint, writer, HttpResponse{200, "application/json", {}, "{\"status\":\"ok\"}"});
     case Endpoint::kReadyz:
@@ -299,7 +309,7 @@ std::optional<ApiError> HttpSource::read_routing(const HttpRequest& http, const 
 }
 
 void HttpSource::submit(const Routing& routing, const HttpRequest& http, const RequestPtr& request,
-                        const std::shared_ptr<ResponseWriter>& writer) {
+                        const std::shared_ptr<ResponseWriter>& writer, std::shared_ptr<StreamJournal> journal) {
   request->priority = static_cast<std::uint8_t>(routing.priority);
   if (const std::string* tp = http.header("traceparent"); tp && valid_traceparent(*tp)) request->traceparent = *tp;
   request->arrival = intake_.clock().now();
@@ -309,12 +319,28 @@ void HttpSource::submit(const Routing& routing, const HttpRequest& http, const R
 
   std::weak_ptr<Request> weak = request;
   auto metrics = metrics_;
-  writer->on_disconnect([weak, metrics] {
-    if (auto r = weak.lock(); r && !r->done()) {
+  if (journal) {
+    // The journal decides: a client that asked for X-Sluice-Resume leaves its request running
+    // (until keep_running passes with no client: the journal's cancel).
+    journal->set_cancel([weak] {
+      if (auto r = weak.lock(); r && !r->done()) r->cancel(AbortCause::kClientDisconnect);
+    });
+    // Weak: the journal holds the writer it forwards to, and the writer this callback.
+    writer->on_disconnect([weak, metrics, weak_journal = std::weak_ptr<StreamJournal>(journal), w = writer.get()] {
+      auto r = weak.lock();
+      if (!r || r->done()) return;
       metrics->client_disconnects.inc();
+      if (auto j = weak_journal.lock()) return j->detach(w);
       r->cancel(AbortCause::kClientDisconnect);
-    }
-  });
+    });
+  } else {
+    writer->on_disconnect([weak, metrics] {
+      if (auto r = weak.lock(); r && !r->done()) {
+        metrics->client_disconnects.inc();
+        r->cancel(AbortCause::kClientDisconnect);
+      }
+    });
+  }
   intake_.submit(name_, request);
 }
 
@@ -332,6 +358,10 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
 
   std::uint64_t id = intake_.next_request_id();
   std::string external_id = external_request_id(kind == RequestInput::Kind::kChat ? "chatcmpl" : "cmpl", id);
+  bool refused = false;
+  std::shared_ptr<StreamJournal> journal =
+      stream_journal(endpoint, http, parsed.input.stream, routing, external_id, writer, &refused);
+  if (refused) return;
   SinkOptions sink_options;
   sink_options.endpoint = endpoint;
   sink_options.stream = parsed.input.stream;
@@ -341,6 +371,8 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
   sink_options.metrics = metrics_;
   sink_options.stage_names = stage_names_;
   sink_options.progress = stream_progress_;
+  sink_options.journal = journal;
+  if (journal) sink_options.journals = journals_;
   // With tracing on the response names this request's span, so the span is drawn before the
   // sink is made (Pipeline::submit would draw it otherwise).
   const std::string* incoming_traceparent = http.header("traceparent");
@@ -360,7 +392,7 @@ void HttpSource::handle_completion(Endpoint endpoint, HttpRequest& http, const s
   auto request = std::make_shared<Request>(id, std::move(parsed.input), std::move(sink));
   request->external_id = std::move(external_id);
   if (span) request->span = *span;
-  submit(routing, http, request, writer);
+  submit(routing, http, request, writer, std::move(journal));
 }
 
 std::optional<ApiError> HttpSource::unknown_model(const std::string& model) const {

@@ -17,6 +17,9 @@
 //        (the change's counts and the new version) is sent when it is done; one ingest at a
 //        time per source: a second one meanwhile gets 429 with Retry-After.
 //   GET  /v1/jobs/{id}  a job's state and result (async_jobs.h), when the source has async_jobs
+//   GET  /v1/streams/{id}  the rest of a streamed answer after Last-Event-ID (stream_resume_route.cc,
+//        stream_journals.h): its kept events replayed, then the live ones; 404 unknown or
+//        forgotten (or another tenant's), 410 when the events after Last-Event-ID were dropped
 //   GET  /v1/models                                    -> the configured model names
 //   GET  /healthz   liveness: 200 while the process serves HTTP
 //   GET  /readyz    200 only when the pipeline is ready and not draining; JSON detail
@@ -26,7 +29,8 @@
 // absent -> config.default_priority), X-Request-Timeout ("2.5", "2.5s", "250ms": deadline
 // from arrival; absent -> the pipeline's default), traceparent (kept when well formed),
 // X-Sluice-Async: true (run it later as a Kafka job: 202 and GET /v1/jobs/{id}; async_jobs.h),
-// X-Sluice-Timings: 1 (per-stage timings in the X-Sluice-Timings response header, or as the
+// X-Sluice-Resume: 30s (a stream's generation goes on that long after its client left, so it
+// can resume; without it a disconnect cancels as below), X-Sluice-Timings: 1 (per-stage timings in the X-Sluice-Timings response header, or as the
 // last chunk of a stream), Authorization: Bearer <key> when auth is on (request_auth.h: keys,
 // scopes, tenants, priority ceilings, rate limits). Responses carry X-Request-Id. A client that disconnects before its
 // answer is complete cancels its request (AbortCause::kClientDisconnect).
@@ -53,6 +57,7 @@
 #include "connectors/http/openai_request.h"
 #include "connectors/http/request_auth.h"
 #include "connectors/http/request_intake.h"
+#include "connectors/http/stream_journals.h"
 #include "graph/document_store.h"
 #include "graph/schema.h"
 
@@ -109,6 +114,14 @@ class HttpSource {
   void handle_documents(HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer);
   void handle_job_status(const HttpRequest& request, const std::shared_ptr<ResponseWriter>& writer,
                          const AuthDecision& auth);
+  // GET /v1/streams/{id} (stream_resume_route.cc).
+  void handle_stream_resume(const HttpRequest& http, const std::shared_ptr<ResponseWriter>& writer,
+                            const AuthDecision& auth);
+  // A journal for a streamed completion, or null when resuming is off; answers 400 itself (and
+  // sets *refused) when X-Sluice-Resume is malformed, too long, or sent without a stream.
+  std::shared_ptr<StreamJournal> stream_journal(Endpoint endpoint, const HttpRequest& http, bool stream,
+                                                const Routing& routing, const std::string& request_id,
+                                                const std::shared_ptr<ResponseWriter>& writer, bool* refused);
   // X-Sluice-Async: writes the request as a job and answers 202 when the broker has it. Returns
   // false when the request is not async (the caller runs it); answers 400 itself when the
   // header is bad, the source has no job queue, or the request streams.
@@ -126,9 +139,10 @@ class HttpSource {
   // 404 when the pipeline reads no knowledge base, 409 when it reads several; nullopt for one.
   std::optional<ApiError> unknown_model(const std::string& model) const;  // 404 model_not_found
   std::optional<ApiError> missing_document_store() const;
-  // Stamps routing and arrival, cancels on disconnect, submits to the pipeline.
+  // Stamps routing and arrival, cancels on disconnect (or, with a journal, detaches the
+  // connection and cancels only when the journal says so), submits to the pipeline.
   void submit(const Routing& routing, const HttpRequest& http, const RequestPtr& request,
-              const std::shared_ptr<ResponseWriter>& writer);
+              const std::shared_ptr<ResponseWriter>& writer, std::shared_ptr<StreamJournal> journal = nullptr);
   void respond(Endpoint endpoint, const std::shared_ptr<ResponseWriter>& writer, HttpResponse response);
   void respond_error(Endpoint endpoint, const std::shared_ptr<ResponseWriter>& writer, const ApiError& error,
                      std::vector<HttpHeader> headers = {});
@@ -153,6 +167,7 @@ class HttpSource {
   bool has_async_jobs_ = false;
   std::vector<bool> defer_class_;  // by class index: async_jobs.defer_when_shed
   std::shared_ptr<JobQueue> jobs_;
+  std::shared_ptr<StreamJournals> journals_;  // config resume; enabled() false when grace is 0
 };
 
 }  // namespace sluice::http

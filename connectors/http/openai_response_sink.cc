@@ -8,7 +8,26 @@ void OpenAiResponseSink::start_stream() {
   std::vector<HttpHeader> headers{
       {"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}, {"X-Request-Id", options_.request_id}};
   if (!options_.traceparent.empty()) headers.push_back({"traceparent", options_.traceparent});
+  if (options_.journal) {
+    options_.journal->start(200, std::move(headers));
+    if (options_.journals) options_.journals->add(options_.journal);
+    return;
+  }
   writer_->start_stream(200, "text/event-stream", headers);
+}
+
+void OpenAiResponseSink::write(std::string_view sse) {
+  if (options_.journal) return options_.journal->write(sse);
+  writer_->write_chunk(sse);
+}
+
+void OpenAiResponseSink::end_stream() {
+  if (options_.journal) return options_.journal->end();
+  writer_->end_stream();
+}
+
+bool OpenAiResponseSink::client_gone() const {
+  return options_.journal ? !options_.journal->client_attached() : writer_->closed();
 }
 
 void OpenAiResponseSink::on_token(std::string_view piece) {
@@ -18,7 +37,7 @@ void OpenAiResponseSink::on_token(std::string_view piece) {
   }
   start_stream();
   content_started_ = true;
-  writer_->write_chunk(chunks_.content_event(piece));
+  write(chunks_.content_event(piece));
 }
 
 void OpenAiResponseSink::on_event(std::string_view type, std::string_view json) {
@@ -27,7 +46,7 @@ void OpenAiResponseSink::on_event(std::string_view type, std::string_view json) 
   if (type == "heartbeat") {
     if (options_.stream) {
       start_stream();
-      writer_->write_chunk(": ping\n\n");
+      write(": ping\n\n");
     }
     return;
   }
@@ -39,7 +58,7 @@ void OpenAiResponseSink::on_event(std::string_view type, std::string_view json) 
       std::string comment = ": progress ";
       comment.append(json);
       comment += "\n\n";
-      writer_->write_chunk(comment);
+      write(comment);
     }
     return;
   }
@@ -66,9 +85,15 @@ void OpenAiResponseSink::on_complete(const Request& request) {
   // request used what it computed).
   if (options_.on_usage) options_.on_usage(request.usage);
   const Status& status = request.status();
-  if (status.code == StatusCode::kCancelled && writer_->closed()) {
-    // The client is gone; nothing can reach it. Counted as nginx does, 499.
+  if (status.code == StatusCode::kCancelled && client_gone()) {
+    // The client is gone; nothing can reach it. Counted as nginx does, 499. A journal still
+    // records why the answer stopped, for a client that reconnects within the grace period.
     options_.metrics->count_response(options_.endpoint, 499);
+    if (options_.journal && started_) {
+      write(ChunkWriter::error_event(error_for_status(status)));
+      write(ChunkWriter::kDoneEvent);
+    }
+    if (options_.journal) options_.journal->end();
     return;
   }
   std::string timings;
@@ -87,19 +112,22 @@ void OpenAiResponseSink::on_complete(const Request& request) {
       std::string tail = chunks_.tool_call() ? chunks_.tool_call_event(text_) : std::string();
       tail += chunks_.finish_event(request.finish_reason, extras_);
       if (options_.include_usage) tail += chunks_.usage_event(request.usage);
-      writer_->write_chunk(tail);
+      write(tail);
     } else {
       std::string tail;
       if (!timings.empty()) tail += chunks_.timings_event(timings);
       tail += ChunkWriter::error_event(error_for_status(status));
-      writer_->write_chunk(tail);
+      write(tail);
     }
-    writer_->write_chunk(ChunkWriter::kDoneEvent);
-    writer_->end_stream();
+    write(ChunkWriter::kDoneEvent);
+    end_stream();
     options_.metrics->count_response(options_.endpoint, 200);
     return;
   }
-  if (!status.ok()) return send_error(status);
+  if (!status.ok()) {
+    if (options_.journal) options_.journal->end();  // nothing streamed: nothing to resume
+    return send_error(status);
+  }
 
   HttpResponse response;
   response.headers.push_back({"X-Request-Id", options_.request_id});

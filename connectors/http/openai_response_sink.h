@@ -12,6 +12,11 @@
 // X-Sluice-Timings). Never a separate SSE event: OpenAI's SDKs hand every event to the
 // caller's loop as a chunk. Optional: the usage chunk (stream_options.include_usage).
 //
+// Resumable streams: with a journal (SinkOptions::journal, stream_journals.h) the stream is
+// written through it, so each event carries an `id:` and is kept for GET /v1/streams/{id};
+// a request cancelled because its client left still ends its journal with an error event and
+// [DONE], so a late resume learns why the answer stopped.
+//
 // Thread-safety: a Request serialises its sink calls, which is all this needs.
 #pragma once
 
@@ -24,6 +29,7 @@
 #include "connectors/http/http_metrics.h"
 #include "connectors/http/openai_response.h"
 #include "connectors/http/response_writer.h"
+#include "connectors/http/stream_journals.h"
 #include "graph/request.h"
 
 namespace sluice::http {
@@ -40,6 +46,10 @@ struct SinkOptions {
   std::shared_ptr<const std::vector<std::string>> stage_names;
   // Called once with the request's usage when it ends (the API key's token budget); may be empty.
   std::function<void(const Usage&)> on_usage;
+  // Streams: the journal the stream is written through, and the registry that lists it once
+  // the stream starts; both null when resuming is off.
+  std::shared_ptr<StreamJournal> journal;
+  std::shared_ptr<StreamJournals> journals;
 };
 
 class OpenAiResponseSink final : public ResponseSink {
@@ -53,6 +63,9 @@ class OpenAiResponseSink final : public ResponseSink {
 
  private:
   void start_stream();
+  void write(std::string_view sse);  // to the journal when there is one, else to the writer
+  void end_stream();
+  bool client_gone() const;
   void send_error(const Status& status);
 
   std::shared_ptr<ResponseWriter> writer_;

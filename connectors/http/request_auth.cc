@@ -17,6 +17,7 @@ std::uint8_t scope_for(Endpoint endpoint, bool metrics_open, bool readyz_open) {
     case Endpoint::kCompletions:
     case Endpoint::kEmbeddings:
     case Endpoint::kJobs:  // GET /v1/jobs/{id}: the answers of inference jobs
+    case Endpoint::kStreams:  // GET /v1/streams/{id}: the rest of a streamed answer
     case Endpoint::kModels: return kScopeInfer;
     case Endpoint::kRetrieve: return kScopeRetrieve;
     case Endpoint::kDocuments: return kScopeDocumentsWrite;

@@ -145,6 +145,24 @@ TEST_F(HttpAuthTest, TheKeysTenantReachesTheRequest) {
   EXPECT_EQ(b->tenant, "other");  // default: the key's id
 }
 
+TEST_F(HttpAuthTest, AStreamResumesOnlyForItsOwnTenant) {
+  start_with_keys(key_entry("app", kInferKey, "infer", "    tenant: team-a\n") + key_entry("other", kAdminKey, "infer"));
+  TestClient client(port());
+  client.send(TestClient::post("/v1/chat/completions", chat_body(true), bearer(kInferKey)));
+  RequestPtr req = intake_.next_request();
+  req->emit_token("a", now());
+  req->complete(Status::Ok(), now());
+  EXPECT_EQ(client.read_head().status, 200);
+  const std::string path = "/v1/streams/" + req->external_id;
+  // Another tenant's stream is not found: a key learns nothing of streams it does not own.
+  EXPECT_EQ(roundtrip(TestClient::get(path, bearer(kAdminKey))).status, 404);
+  EXPECT_EQ(roundtrip(TestClient::get(path)).status, 401);
+  TestClient owner(port());
+  owner.send(TestClient::get(path, bearer(kInferKey)));
+  EXPECT_EQ(owner.read_head().status, 200);
+  EXPECT_EQ(owner.next_event()->id, "1");
+}
+
 TEST_F(HttpAuthTest, APriorityCeilingRefusesHigherClassesAndLowersTheDefault) {
   start_with_keys(key_entry("batch", kInferKey, "infer", "    max_priority: P1\n"),
                   [](HttpSourceConfig& c) { c.set_default_priority("P0"); });

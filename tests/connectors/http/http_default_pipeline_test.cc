@@ -196,6 +196,79 @@ TEST(DefaultPipeline, WithTracingOnResponsesNameTheRequestsSpan) {
   EXPECT_EQ(r.header("traceparent").size(), 55u);
 }
 
+// Resumable streams on the real engine: a stream whose connection drops after 3 events,
+// resumed with Last-Event-ID, reads the same text as an uninterrupted stream of the same
+// question (greedy, so both generate the same tokens; the caches are dropped between them, so
+// the second is generated too).
+TEST(DefaultPipeline, AStreamDroppedAndResumedReadsTheUninterruptedAnswer) {
+  const std::string model = stories_model();
+  if (model.empty()) GTEST_SKIP() << "needs ../shared/models/stories260K.gguf";
+  DefaultPipeline p(model);
+  const std::uint16_t port = p.served->source->port();
+  const std::string body = json{{"model", "sluice"}, {"stream", true}, {"max_tokens", 64}, {"temperature", 0},
+                                {"messages", {{{"role", "user"}, {"content", "How does a volcano erupt?"}}}}}
+                               .dump();
+  auto content = [](const SseEvent& ev) {
+    const json chunk = json::parse(ev.data);
+    const json& delta = chunk["choices"][0]["delta"];
+    return delta.contains("content") ? delta["content"].get<std::string>() : std::string();
+  };
+  auto read_to_done = [&](TestClient& c, std::string* text) {
+    while (auto ev = c.next_event()) {
+      if (ev->data == "[DONE]") return true;
+      *text += content(*ev);
+    }
+    return false;
+  };
+
+  std::string resumed_text, request_id, last_id;
+  {
+    TestClient c(port);
+    c.send(TestClient::post("/v1/chat/completions", body, "X-Sluice-Resume: 30s\r\n"));
+    ClientResponse head = c.read_head();
+    ASSERT_EQ(head.status, 200);
+    request_id = head.header("x-request-id");
+    for (int i = 0; i < 3; ++i) {
+      auto ev = c.next_event();
+      ASSERT_TRUE(ev);
+      ASSERT_FALSE(ev->id.empty()) << "every event of a stream carries an id";
+      last_id = ev->id;
+      resumed_text += content(*ev);
+    }
+  }  // the connection drops
+  TestClient again(port);
+  again.send(TestClient::get("/v1/streams/" + request_id, "Last-Event-ID: " + last_id + "\r\n"));
+  ASSERT_EQ(again.read_head().status, 200);
+  ASSERT_TRUE(read_to_done(again, &resumed_text));
+
+  // The answer is stored when the request completes, which may be just after [DONE] left.
+  const std::string stored = "sluice_cache_entries{pipeline=\"default\",node=\"cache\",tier=\"exact\"} 1";
+  for (int i = 0; i < 500 && p.metrics().find(stored) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(p.metrics().find(stored), std::string::npos);
+  TestClient drop_caches(port);
+  drop_caches.send("DELETE /v1/cache HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  ASSERT_EQ(drop_caches.read_response().status, 200);
+  std::string uninterrupted;
+  TestClient whole(port);
+  whole.send(TestClient::post("/v1/chat/completions", body));
+  ASSERT_EQ(whole.read_head().status, 200);
+  ASSERT_TRUE(read_to_done(whole, &uninterrupted));
+  EXPECT_FALSE(uninterrupted.empty());
+  EXPECT_EQ(resumed_text, uninterrupted);
+  const std::string m = p.metrics();
+  EXPECT_NE(m.find("sluice_http_stream_resumes_total{source=\"api\",result=\"resumed\"} 1"), std::string::npos);
+  std::istringstream lines(m);
+  int hit_series = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("sluice_cache_lookups_total{", 0) != 0 || line.find("result=\"hit\"") == std::string::npos) continue;
+    ++hit_series;
+    EXPECT_EQ(line.substr(line.rfind(' ') + 1), "0") << "the second answer was generated, not replayed: " << line;
+  }
+  EXPECT_GT(hit_series, 0) << "the default pipeline's caches report their hits";
+}
+
 TEST(DefaultPipeline, WithoutAModelTheSameFileAnswersExtractively) {
   DefaultPipeline p("");
   const DefaultPipeline::Answer a = p.ask("Why do otters hold hands?");

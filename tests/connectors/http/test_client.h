@@ -39,6 +39,7 @@ struct SseEvent {
   std::string event;    // empty for plain data events
   std::string data;
   std::string comment;  // the text of a ": ..." comment line (heartbeats, progress)
+  std::string id;       // the `id:` line (resumable streams)
 };
 
 class TestClient {
@@ -170,6 +171,8 @@ class TestClient {
         ev.data += line.substr(6);
       } else if (line.rfind("event: ", 0) == 0) {
         ev.event = line.substr(7);
+      } else if (line.rfind("id: ", 0) == 0) {
+        ev.id = line.substr(4);
       } else if (line.rfind(": ", 0) == 0) {
         ev.comment = line.substr(2);
       }
