@@ -23,6 +23,7 @@ std::string_view endpoint_label(Endpoint endpoint) {
     case Endpoint::kStreams: return "/v1/streams";
     case Endpoint::kModels: return "/v1/models";
     case Endpoint::kCache: return "/v1/cache";
+    case Endpoint::kUi: return "/ui";
     case Endpoint::kHealthz: return "/healthz";
     case Endpoint::kReadyz: return "/readyz";
     case Endpoint::kMetrics: return "/metrics";

@@ -30,7 +30,7 @@
 namespace sluice::http {
 
 enum class Endpoint : std::uint8_t {
-  kChatCompletions, kCompletions, kEmbeddings, kRetrieve, kDocuments, kJobs, kStreams, kModels, kCache, kHealthz, kReadyz, kMetrics, kOther, kCount
+  kChatCompletions, kCompletions, kEmbeddings, kRetrieve, kDocuments, kJobs, kStreams, kModels, kCache, kUi, kHealthz, kReadyz, kMetrics, kOther, kCount
 };
 
 std::string_view endpoint_label(Endpoint endpoint);

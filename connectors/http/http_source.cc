@@ -14,6 +14,7 @@
 #include "connectors/http/openai_response_sink.h"
 #include "connectors/http/retrieval_api.h"
 #include "connectors/http/retrieval_response_sink.h"
+#include "connectors/http/ui_page.h"
 #include "graph/external_ids.h"
 #include "graph/listen_rules.h"
 #include "graph/proto_duration.h"
@@ -86,6 +87,7 @@ void HttpSource::init(const HttpSourceConfig& config) {
   started_unix_ = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   cors_ = CorsPolicy(config.cors());
   stream_progress_ = !config.has_stream_progress() || config.stream_progress();
+  ui_ = config.ui();
   models_.assign(config.models().begin(), config.models().end());
   if (models_.empty()) models_.push_back("sluice");
   std::string priority = config.default_priority().empty() ? "P0" : config.default_priority();
@@ -227,9 +229,11 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
   Endpoint endpoint = endpoint_for_path(request.path());
   bool post = endpoint == Endpoint::kChatCompletions || endpoint == Endpoint::kCompletions ||
               endpoint == Endpoint::kEmbeddings || endpoint == Endpoint::kRetrieve || endpoint == Endpoint::kDocuments;
-  if (endpoint == Endpoint::kOther) {
-    ApiError e{404, "no route for " + request.method + " " + std::string(request.path()), "invalid_request_error", "",
-               "not_found"};
+  if (endpoint == Endpoint::kOther || (endpoint == Endpoint::kUi && !ui_)) {
+    ApiError e{404,
+               "no route for " + request.method + " " + std::string(request.path()) +
+                   (endpoint == Endpoint::kUi ? " (the chat page is off: set `ui: true` on the http source)" : ""),
+               "invalid_request_error", "", "not_found"};
     return respond_error(endpoint, writer, e);
   }
   const char* allowed = post ? "POST" : "GET";
@@ -266,6 +270,8 @@ void HttpSource::route(HttpRequest& request, const std::shared_ptr<ResponseWrite
       return respond(endpoint, writer, HttpResponse{200, "application/json", {}, "{\"status\":\"ok\"}"});
     case Endpoint::kReadyz:
       return respond(endpoint, writer, readiness());
+    case Endpoint::kUi:
+      return respond(endpoint, writer, ui_page_response());
     case Endpoint::kMetrics:
       return respond(endpoint, writer,
                      HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", {}, intake_.metrics().exposition()});

@@ -21,6 +21,7 @@
 //        stream_journals.h): its kept events replayed, then the live ones; 404 unknown or
 //        forgotten (or another tenant's), 410 when the events after Last-Event-ID were dropped
 //   GET  /v1/models                                    -> the configured model names
+//   GET  /ui        the reference chat page (ui_page.h), when the config sets `ui`; else 404
 //   GET  /healthz   liveness: 200 while the process serves HTTP
 //   GET  /readyz    200 only when the pipeline is ready and not draining; JSON detail
 //   GET  /metrics   the pipeline's MetricsRegistry in Prometheus text format 0.0.4
@@ -156,7 +157,8 @@ class HttpSource {
   std::int64_t started_unix_ = 0;  // the models' `created`
   CorsPolicy cors_{CorsConfig()};
   int default_class_ = 0;
-  bool stream_progress_ = true;  // config stream_progress: progress comments before the first token
+  bool stream_progress_ = true;
+  bool ui_ = false;  // config ui: GET /ui serves the chat page  // config stream_progress: progress comments before the first token
   std::shared_ptr<HttpMetrics> metrics_;
   std::shared_ptr<const std::vector<std::string>> stage_names_;
   std::vector<std::shared_ptr<DocumentStore>> document_stores_;  // the pipeline's, resolved at construction

@@ -1,7 +1,8 @@
 // Resumable streams over loopback (stream_journal.h, GET /v1/streams/{id}): event ids, a
 // dropped connection resumed from Last-Event-ID with the same text as an uninterrupted
 // stream, X-Sluice-Resume keeping generation running (and its limit), the refusals (unknown,
-// expired, dropped events, bad ids), and the byte bounds.
+// expired, dropped events, bad ids), and the byte bounds. Also the chat page's route (GET /ui);
+// the page itself runs in Chromium in tests/interop/run_ui.sh.
 #include "tests/connectors/http/http_test_fixture.h"
 
 namespace sluice::http::testing {
@@ -284,6 +285,24 @@ TEST_F(HttpResumeTest, GraceZeroTurnsResumingOff) {
   EXPECT_EQ(ev->id, "") << "no ids when nothing is kept";
   EXPECT_EQ(roundtrip(TestClient::get("/v1/streams/" + req->external_id)).status, 404);
   EXPECT_EQ(roundtrip(TestClient::post("/v1/chat/completions", chat_body(true), kKeepRunning)).status, 400);
+}
+
+TEST_F(HttpSourceTest, TheChatPageIsOffUnlessTheSourceEnablesIt) {
+  start();
+  ClientResponse off = roundtrip(TestClient::get("/ui"));
+  EXPECT_EQ(off.status, 404);
+  EXPECT_NE(off.body.find("ui: true"), std::string::npos) << off.body;
+  source_.reset();
+  start([](HttpSourceConfig& c) { c.set_ui(true); });
+  ClientResponse on = roundtrip(TestClient::get("/ui"));
+  EXPECT_EQ(on.status, 200);
+  EXPECT_EQ(on.header("content-type"), "text/html; charset=utf-8");
+  EXPECT_NE(on.header("content-security-policy").find("connect-src 'self'"), std::string::npos);
+  EXPECT_EQ(on.header("x-content-type-options"), "nosniff");
+  EXPECT_EQ(on.body.rfind("<!doctype html>", 0), 0u);
+  EXPECT_NE(on.body.find("/v1/streams/"), std::string::npos) << "the page resumes through the resume endpoint";
+  EXPECT_EQ(on.body.find("innerHTML"), std::string::npos) << "model text is set as text only";
+  EXPECT_EQ(roundtrip(TestClient::post("/ui", "{}")).status, 405);
 }
 
 }  // namespace
