@@ -128,7 +128,8 @@ void make_stages(Pipeline::State& state, const PipelinePlan& plan, const LoadedS
       const Degradation action = act == "skip"     ? Degradation::kSkip
                                  : act == "shrink" ? Degradation::kShrink
                                                    : Degradation::kNone;
-      stage->budget = std::make_unique<StageBudget>(ns.name(), own_budget(ns), action, after[static_cast<std::size_t>(i)], metrics);
+      stage->budget = std::make_unique<StageBudget>(ns.name(), own_budget(ns), action, after[static_cast<std::size_t>(i)],
+                                                    state.default_deadline, metrics);
       stage->budget->set_alert_sink(state.alerts.get(), p.name());
     }
     try {

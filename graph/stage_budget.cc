@@ -35,8 +35,9 @@ bool ServiceTimeWindow::observe(Nanos service) {
 }
 
 StageBudget::StageBudget(std::string stage, BudgetAmount own, Degradation action, std::vector<BudgetAmount> reserve,
-                         MetricsRegistry& metrics)
-    : stage_(std::move(stage)), own_(own), action_(action), reserve_(std::move(reserve)) {
+                         Nanos typical_whole, MetricsRegistry& metrics)
+    : stage_(std::move(stage)), own_(own), action_(action), reserve_(std::move(reserve)),
+      alert_budget_(own.of(typical_whole)) {
   degraded_ = &metrics.counter("sluice_degradations_total",
                                "Requests a stage degraded because their remaining latency budget could not cover it",
                                {{"node", stage_}, {"action", std::string(degradation_name(action_))}});
@@ -46,9 +47,12 @@ StageBudget::StageBudget(std::string stage, BudgetAmount own, Degradation action
   p95_ = &metrics.gauge("sluice_stage_service_p95_seconds",
                         "p95 service time of the stage's last 256 batches that ran in full (what its budget is held to)",
                         {{"node", stage_}});
-  if (own_.fixed > 0) {
-    metrics.gauge("sluice_stage_budget_seconds", "The stage's fixed latency budget (NodeSpec.budget)", {{"node", stage_}})
-        .set(nanos_to_seconds(own_.fixed));
+  if (alert_budget_ > 0) {
+    metrics
+        .gauge("sluice_stage_budget_seconds",
+               "The stage's latency budget for a request of runtime.default_deadline: budget + budget_share of it",
+               {{"node", stage_}})
+        .set(nanos_to_seconds(alert_budget_));
   }
 }
 
@@ -56,16 +60,16 @@ void StageBudget::observe(Nanos service) {
   if (!service_.observe(service)) return;
   const Nanos p95 = service_.p95();
   p95_->set(nanos_to_seconds(p95));
-  if (own_.fixed == 0) return;
-  const bool over = p95 > own_.fixed;
+  if (alert_budget_ == 0) return;
+  const bool over = p95 > alert_budget_;
   // The gauge's old value says whether this is a change; refreshes of one stage are serialised
   // by nothing, so two may both log a change: a duplicate line, never a missed one.
   if (over == (over_budget_->value() == 1)) return;
   over_budget_->set(over ? 1 : 0);
   std::fprintf(stderr, "sluice: stage '%s' %s its budget: p95 service time %.3f ms %s budget %.3f ms (over up to its last %zu full batches)\n",
                stage_.c_str(), over ? "exceeds" : "is back within", nanos_to_seconds(p95) * 1e3, over ? ">" : "<=",
-               nanos_to_seconds(own_.fixed) * 1e3, ServiceTimeWindow::kWindow);
-  if (alerts_) alerts_->notify({pipeline_, stage_, over, p95, own_.fixed, ServiceTimeWindow::kWindow});
+               nanos_to_seconds(alert_budget_) * 1e3, ServiceTimeWindow::kWindow);
+  if (alerts_) alerts_->notify({pipeline_, stage_, over, p95, alert_budget_, ServiceTimeWindow::kWindow});
 }
 
 }  // namespace sluice

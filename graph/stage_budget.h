@@ -10,7 +10,9 @@
 // declared: the p90 service time of the stage's last kWindow batches that ran in full (before
 // kMinSamples of them, the stage's own budget stands in).
 //
-// The same window feeds the alert: when its p95 exceeds the stage's fixed budget, the
+// The same window feeds the alert: when its p95 exceeds the stage's budget for a typical
+// request (its fixed budget plus its share of `typical_whole`, the pipeline's
+// runtime.default_deadline: a share alone has no fixed size to hold a stage to), the
 // over-budget gauge goes to 1, one line is logged and the alert sink (if any: the pipeline's
 // alerts.webhook) is told; back within, 0, another line and another notice.
 #pragma once
@@ -68,7 +70,7 @@ class StageBudget {
   // `reserve`: the budgets the stages after this one hold, one total per path to a leaf (see
   // add_budget_path); empty when none declares a budget.
   StageBudget(std::string stage, BudgetAmount own, Degradation action, std::vector<BudgetAmount> reserve,
-              MetricsRegistry& metrics);
+              Nanos typical_whole, MetricsRegistry& metrics);
 
   // What the stage does for a request with `arrival` and `deadline` at `now`: kNone (run in
   // full) or its degradation.
@@ -98,9 +100,10 @@ class StageBudget {
   const BudgetAmount own_;
   const Degradation action_;
   const std::vector<BudgetAmount> reserve_;
+  const Nanos alert_budget_;  // own_ for a request of the typical whole budget; 0: no alert
   ServiceTimeWindow service_;
   Counter* degraded_;    // sluice_degradations_total{node, action}
-  Gauge* over_budget_;  // 1 while the window's p95 exceeds own_.fixed
+  Gauge* over_budget_;  // 1 while the window's p95 exceeds alert_budget_
   Gauge* p95_;
   AlertSink* alerts_ = nullptr;
   std::string pipeline_;

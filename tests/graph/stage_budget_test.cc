@@ -331,6 +331,22 @@ edges: [{from: api, to: first20}, {from: first20, to: answer}]
   EXPECT_DOUBLE_EQ(h.metrics.gauge("sluice_stage_budget_seconds", "", {{"node", "first20"}}).value(), 0.010);
 }
 
+// A stage with only a budget_share is held to its share of runtime.default_deadline.
+TEST(StageBudget, AShareOnlyBudgetIsHeldToItsShareOfTheDefaultDeadline) {
+  Harness h(R"(name: alert_share
+runtime: {default_deadline: 100ms}
+sources: [{name: api, kind: http}]
+nodes:
+  - {name: first20, kind: work, budget_share: 0.1}
+  - {name: answer, kind: answer_work}
+edges: [{from: api, to: first20}, {from: first20, to: answer}]
+)");
+  Gauge& over = h.metrics.gauge("sluice_stage_over_budget", "", {{"node", "first20"}});
+  h.warm();
+  EXPECT_EQ(over.value(), 1) << "p95 20 ms > 0.1 x 100 ms";
+  EXPECT_DOUBLE_EQ(h.metrics.gauge("sluice_stage_budget_seconds", "", {{"node", "first20"}}).value(), 0.010);
+}
+
 // The same change reaches alerts.webhook as a JSON post (a real receiver on loopback).
 TEST(StageBudget, P95OverTheBudgetIsPostedToTheWebhook) {
   testing::LoopbackReceiver receiver;

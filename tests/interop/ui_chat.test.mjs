@@ -11,32 +11,41 @@ const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address
 const question = 'How does a volcano erupt?';
 
 // The relay: every browser connection goes through it. When `cutAfter` is set, the connection
-// that carries the next POST /v1/chat/completions is closed once the answer's event `cutAfter`
-// has passed, both ways, as a dropped network would.
+// that carries the next POST /v1/chat/completions gets the answer up to the end of the HTTP
+// chunk holding event `cutAfter`, nothing more, and is closed 200 ms later, both ways, as a
+// dropped network would (the pause lets the page read what it got before the error).
 let cutAfter = 0;
 let cuts = 0;
+const resumedFrom = [];  // the Last-Event-ID of each GET /v1/streams/{id} the page sent
 const relay = net.createServer((client) => {
   const upstream = net.connect(port, host);
   let watching = false;
-  let seen = '';
+  let frozen = false;
+  let seen = '';  // latin1: one character per byte, so offsets are byte offsets
   client.on('data', (d) => {
+    const resume = /^GET \/v1\/streams\/[^\r]*\r\n(?:[^\r]*\r\n)*?last-event-id: *(\d+)/im.exec(d.toString('latin1'));
+    if (resume) resumedFrom.push(Number(resume[1]));
     if (cutAfter && d.toString('latin1').includes('POST /v1/chat/completions')) {
       watching = true;
       seen = '';
     }
-    upstream.write(d);
+    if (!frozen) upstream.write(d);
   });
   upstream.on('data', (d) => {
-    client.write(d);
-    if (!watching) return;
+    if (frozen) return;
+    if (!watching) return void client.write(d);
+    const before = seen.length;
     seen += d.toString('latin1');
-    if (seen.includes(`id: ${cutAfter}\n`)) {
-      watching = false;
-      cutAfter = 0;
-      cuts++;
-      client.destroy();
-      upstream.destroy();
-    }
+    const at = seen.indexOf(`\nid: ${cutAfter}\n`);
+    const eventEnd = at < 0 ? -1 : seen.indexOf('\n\n', at + 1);
+    const chunkEnd = eventEnd < 0 ? -1 : seen.indexOf('\r\n', eventEnd + 2);  // the chunk's trailing CRLF
+    if (chunkEnd < 0) return void client.write(d);
+    client.write(d.subarray(0, chunkEnd + 2 - before));
+    frozen = true;
+    watching = false;
+    cutAfter = 0;
+    cuts++;
+    setTimeout(() => { client.destroy(); upstream.destroy(); }, 200);
   });
   for (const [a, b] of [[client, upstream], [upstream, client]]) {
     a.on('error', () => b.destroy());
@@ -90,6 +99,8 @@ try {
   assert.equal(cuts, 1, 'the relay cut the answer\'s connection');
   assert.equal(resumed.state, 'done', resumed.status);
   assert.ok(resumed.resumes >= 1, 'the page resumed');
+  assert.match(resumed.status, /after 1 resume/);
+  assert.deepEqual(resumedFrom, [3], 'the page resumed from the last event it had');
   assert.match(resumed.status, /resume/);
   assert.ok(resumed.answer.length > 0);
   assert.ok(resumed.progress.length > 0, 'stage progress was shown before the first token');
