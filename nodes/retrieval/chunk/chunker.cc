@@ -72,9 +72,20 @@ bool block_line(std::string_view line) {
   return d > i && d + 1 < line.size() && (line[d] == '.' || line[d] == ')') && line[d + 1] == ' ';
 }
 
+// Whether a line is one nothing continues: a heading, table row or code fence (a list item or
+// quote is continued by the plain lines after it, as Markdown reads a wrapped item).
+bool closed_line(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  if (i == line.size()) return true;
+  const char c = line[i];
+  return c == '#' || c == '|' || line.substr(i, 3) == "```";
+}
+
 // A sentence ends at . ? ! before whitespace, or at a line break that is not a soft wrap: a
-// paragraph hard-wrapped at 100 columns is read as its sentences, not as its lines, while a
-// line break before or after a heading, table row, list item or code fence still ends one.
+// paragraph or list item hard-wrapped at 100 columns is read as its sentences, not as its
+// lines, while a line break before a heading, table row, list item, quote or code fence, or
+// after a heading, table row or code fence, still ends one.
 std::vector<Span> sentences(std::string_view text, Span p) {
   std::vector<Span> out;
   std::size_t b = p.begin, line_start = p.begin;
@@ -93,7 +104,7 @@ std::vector<Span> sentences(std::string_view text, Span p) {
       std::size_t next_end = text.find('\n', i + 1);
       if (next_end == std::string_view::npos || next_end > p.end) next_end = p.end;
       const std::string_view next = text.substr(i + 1, next_end - (i + 1));
-      end = block_line(line) || block_line(next);
+      end = closed_line(line) || block_line(next);
       line_start = i + 1;
     }
     if (end) {

@@ -47,9 +47,10 @@ struct SourceDocument {
 using TokenCounter = std::function<std::size_t(std::string_view)>;  // default: count_words (text/utf8.h)
 
 // Sentences of `text` as byte ranges, trimmed: a sentence ends at . ? ! before whitespace, or at
-// a line break unless it is a soft wrap (neither line a heading, table row, list item, quote,
-// code fence or blank), so a hard-wrapped Markdown paragraph reads as its sentences. Shared by
-// the chunker and the extractive answer.
+// a line break unless it is a soft wrap (the next line no heading, table row, list item, quote,
+// code fence or blank; this one no heading, table row or code fence), so a hard-wrapped
+// Markdown paragraph or list item reads as its sentences. Shared by the chunker and the
+// extractive answer.
 std::vector<std::pair<std::size_t, std::size_t>> split_sentences(std::string_view text);
 
 // Throws std::invalid_argument when max_tokens == 0 or overlap is outside [0, 0.5].

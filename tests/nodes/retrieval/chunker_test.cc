@@ -97,8 +97,8 @@ TEST(Chunker, PythonDefinitionsWithDecorators) {
   EXPECT_EQ(texts[3], "X = 3");
 }
 
-// A Markdown paragraph hard-wrapped at a column reads as its sentences; headings, list items,
-// table rows and blank lines still end one.
+// A Markdown paragraph or list item hard-wrapped at a column reads as its sentences; headings,
+// list items, table rows and blank lines still end one, and nothing continues a heading or row.
 TEST(Chunker, SentencesJoinSoftWrappedLinesButNotBlocks) {
   const std::string text =
       "## Shedding\n"
@@ -106,9 +106,12 @@ TEST(Chunker, SentencesJoinSoftWrappedLinesButNotBlocks) {
       "250 ms and raises its level. It drops P2 first.\n"
       "\n"
       "- one item\n"
-      "- another item\n"
+      "- a wrapped item that goes\n"
+      "  on to the next line. Then more\n"
       "| a | b |\n"
+      "plain after a row\n"
       "1. first step\n"
+      "# Heading\n"
       "A last line";
   std::vector<std::string> got;
   for (const auto& [b, e] : split_sentences(text)) got.push_back(text.substr(b, e - b));
@@ -116,9 +119,12 @@ TEST(Chunker, SentencesJoinSoftWrappedLinesButNotBlocks) {
                                          "The ladder samples the busy fraction every\n250 ms and raises its level.",
                                          "It drops P2 first.",
                                          "- one item",
-                                         "- another item",
+                                         "- a wrapped item that goes\n  on to the next line.",
+                                         "Then more",
                                          "| a | b |",
+                                         "plain after a row",
                                          "1. first step",
+                                         "# Heading",
                                          "A last line"};
   EXPECT_EQ(got, want);
 }
