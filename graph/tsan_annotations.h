@@ -23,8 +23,8 @@ extern "C" void AnnotateIgnoreWritesEnd(const char* file, int line);
 #define SLUICE_TBB_OWNED_BEGIN() (AnnotateIgnoreReadsBegin(__FILE__, __LINE__), AnnotateIgnoreWritesBegin(__FILE__, __LINE__))
 #define SLUICE_TBB_OWNED_END() (AnnotateIgnoreWritesEnd(__FILE__, __LINE__), AnnotateIgnoreReadsEnd(__FILE__, __LINE__))
 #else
-#define SLUICE_HANDOFF_RELEASE(p) ((void)0)
-#define SLUICE_HANDOFF_ACQUIRE(p) ((void)0)
+#define SLUICE_HANDOFF_RELEASE(p) ((void)(p))  // evaluated, so a captured pointer counts as used
+#define SLUICE_HANDOFF_ACQUIRE(p) ((void)(p))
 #define SLUICE_TBB_OWNED_BEGIN() ((void)0)
 #define SLUICE_TBB_OWNED_END() ((void)0)
 #endif

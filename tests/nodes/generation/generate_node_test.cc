@@ -215,7 +215,7 @@ TEST(GenerateNode, CitationsFromThePromptNodeFollowTheAnswerAsConfigured) {
     auto r = f.request(1, "ignored", 5, sink);
     r->attach("prompt", std::make_shared<std::string>("Once upon a time"));
     r->attach(kCitationsKey, std::make_shared<std::vector<Citation>>(
-                                 std::vector<Citation>{{1, "doc-a", "Title A", 0, 10}}));
+                                 std::vector<Citation>{{1, "doc-a", "Title A", 0, 10, ""}}));
     f.run(node, {r});
     EXPECT_TRUE(r->status().ok());
     if (mode == CitationMode::kNone) {
@@ -326,7 +326,7 @@ TEST(GenerateNode, APromptNodeDraftIsFittedToTheContextAndOnlyKeptPassagesAreCit
   static constexpr const char* kTitles[] = {"Story 0", "Story 1", "Story 2"};
   for (int i = 0; i < 3; ++i) {  // passages are views: into `texts` and the constants here
     draft->passages.push_back({kIds[i], kTitles[i], texts[size_t(i)]});
-    draft->citations.push_back({i + 1, kIds[i], kTitles[i], 0, 1});
+    draft->citations.push_back({i + 1, kIds[i], kTitles[i], 0, 1, ""});
   }
   auto sink = std::make_shared<RecordingSink>();
   auto r = f.request(1, "Where did the dog go?", -1, sink);  // unset: the node's 16

@@ -37,7 +37,7 @@ class PromptFit : public ::testing::Test {
     }
     for (int i = 0; i < 3; ++i) {
       draft_.passages.push_back({kDocIds[i], kTitles[i], texts_[size_t(i)]});
-      draft_.citations.push_back({i + 1, kDocIds[i], kTitles[i], 0, 10});
+      draft_.citations.push_back({i + 1, kDocIds[i], kTitles[i], 0, 10, ""});
     }
   }
   int64_t size_with(std::size_t n, std::size_t last_chars = 0) const {
