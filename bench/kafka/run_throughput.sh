@@ -10,6 +10,8 @@
 # the Kafka path and the graph's overhead, not a model. Repeats REPS times; prints a table of
 # medians and each run.
 #   bench/kafka/run_throughput.sh SLUICE_BINARY [N=5000] [REPS=3]
+#   KAFKA_PROPERTIES='"linger.ms=20", "fetch.min.bytes=65536"' adds librdkafka properties to the
+#   source's (a YAML list's items, quoted)
 set -euo pipefail
 SLUICE=$(realpath "$1")
 N=${2:-5000}
@@ -45,7 +47,7 @@ sources:
     config:
       bootstrap: ${SLUICE_KAFKA_BOOTSTRAP:-127.0.0.1:9092}
       group: kafka-throughput
-      properties: ["session.timeout.ms=6000", "heartbeat.interval.ms=500"]
+      properties: ["session.timeout.ms=6000", "heartbeat.interval.ms=500"@EXTRA@]
   - name: api
     kind: http
     config: {listen: "127.0.0.1:0"}
@@ -55,6 +57,8 @@ edges:
   - {from: jobs, to: answer}
   - {from: api, to: answer}
 YAML
+extra=${KAFKA_PROPERTIES:+, $KAFKA_PROPERTIES}
+sed -i "s|@EXTRA@|$extra|" "$DIR/p.yaml"
 for ((i = 0; i < N; i++)); do
   printf '{"custom_id": "job-%d", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "sluice", "messages": [{"role": "user", "content": "question %d"}]}}\n' "$i" "$i"
 done > "$DIR/batch.jsonl"

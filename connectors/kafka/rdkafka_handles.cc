@@ -75,8 +75,12 @@ bool consumer_only(const std::string& k) {
 
 std::vector<Property> producer_properties(std::vector<Property> base) {
   base.erase(std::remove_if(base.begin(), base.end(), [](const Property& p) { return consumer_only(p.first); }), base.end());
-  base.insert(base.end(), {{"enable.idempotence", "true"}, {"acks", "all"}, {"linger.ms", "5"}});
-  return base;
+  // A default the file may override (it comes first; librdkafka keeps the last value set),
+  // then the settings the guarantees rest on, which the validator refuses in a file.
+  std::vector<Property> out = {{"linger.ms", "5"}};
+  out.insert(out.end(), base.begin(), base.end());
+  out.insert(out.end(), {{"enable.idempotence", "true"}, {"acks", "all"}});
+  return out;
 }
 
 PartitionList copy_list(const rd_kafka_topic_partition_list_t* list) {

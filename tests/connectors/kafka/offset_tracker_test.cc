@@ -1,4 +1,5 @@
 #include "connectors/kafka/offset_tracker.h"
+#include "connectors/kafka/rdkafka_handles.h"
 
 #include <gtest/gtest.h>
 
@@ -43,5 +44,29 @@ TEST(OffsetTracker, AcknowledgementsOfARevokedPartitionAreIgnored) {
   EXPECT_EQ(due[0].offset, 6);
 }
 
+}  // namespace
+}  // namespace sluice::kafka
+
+// The producer's settings: Sluice's defaults first, so a file's properties override them (librdkafka
+// keeps the last value set); the guarantees last; consumer-only properties left out.
+namespace sluice::kafka {
+namespace {
+TEST(ProducerProperties, AFileOverridesTheDefaultsButNotTheGuarantees) {
+  const std::vector<Property> out =
+      producer_properties({{"linger.ms", "50"}, {"fetch.min.bytes", "65536"}, {"client.id", "c"}});
+  auto last = [&](const std::string& key) {
+    std::string v;
+    for (const auto& [k, value] : out) {
+      if (k == key) v = value;
+    }
+    return v;
+  };
+  EXPECT_EQ(last("linger.ms"), "50");
+  EXPECT_EQ(last("client.id"), "c");
+  EXPECT_EQ(last("fetch.min.bytes"), "") << "a consumer property is not given to the producer";
+  EXPECT_EQ(last("enable.idempotence"), "true");
+  EXPECT_EQ(last("acks"), "all");
+  EXPECT_EQ(producer_properties({}).front(), (Property{"linger.ms", "5"}));
+}
 }  // namespace
 }  // namespace sluice::kafka
