@@ -5,9 +5,10 @@
 // A streamed completion gets a StreamJournal when it is submitted (create) and is listed once
 // its stream starts (add, from the sink), so GET /v1/streams/{id} finds it (find). A journal
 // is forgotten `grace` after its stream ended or its last client left, whichever is later
-// (StreamJournal::expired); each add sweeps the forgotten ones, and when the journals together
-// keep more than three quarters of max_total_bytes it also evicts ended ones, oldest first,
-// so running streams keep their room. `grace` 0 turns the whole thing off: enabled() is
+// (StreamJournal::expired): find never returns one past that, and an add sweeps them out at
+// most once per kSweepInterval. When the journals together keep more than three quarters of
+// max_total_bytes, an add also evicts ended ones, oldest first, down to half of it, so running
+// streams keep their room and the eviction's sort runs once per quarter of the budget. `grace` 0 turns the whole thing off: enabled() is
 // false, streams carry no ids and nothing is kept.
 //
 // Metrics (labelled with the source): sluice_http_stream_journals (listed now),
@@ -39,6 +40,8 @@ struct StreamResumeOptions {
 
 class StreamJournals {
  public:
+  static constexpr Nanos kSweepInterval = kNanosPerSecond;
+
   StreamJournals(StreamResumeOptions options, const Clock& clock, MetricsRegistry& metrics, const std::string& source);
 
   bool enabled() const { return options_.grace > 0; }
@@ -64,6 +67,7 @@ class StreamJournals {
   std::shared_ptr<JournalBudget> budget_;
   Gauge& listed_;
   mutable std::mutex mu_;
+  Nanos last_sweep_ = 0;  // mu_
   std::map<std::string, std::shared_ptr<StreamJournal>, std::less<>> journals_;
 };
 
