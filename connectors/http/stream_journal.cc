@@ -180,11 +180,6 @@ Nanos StreamJournal::ended_at() const {
   return ended_at_;
 }
 
-std::size_t StreamJournal::kept_bytes() const {
-  std::lock_guard lock(mu_);
-  return bytes_;
-}
-
 void StreamJournal::forget() {
   std::lock_guard lock(mu_);
   keeping_ = false;

@@ -91,7 +91,6 @@ class StreamJournal {
   bool expired(Nanos now, Nanos grace) const;
   bool ended() const;
   Nanos ended_at() const;
-  std::size_t kept_bytes() const;
   // Drops every kept event (the registry evicts this journal); later writes are not kept.
   void forget();
 

@@ -92,9 +92,4 @@ void StreamJournals::count_resume(std::string_view result) {
       .inc();
 }
 
-std::size_t StreamJournals::size() const {
-  std::lock_guard lock(mu_);
-  return journals_.size();
-}
-
 }  // namespace sluice::http

@@ -55,7 +55,6 @@ class StreamJournals {
   // The listed journal with this id and tenant (another tenant's stream is not found), or null.
   std::shared_ptr<StreamJournal> find(std::string_view id, std::string_view tenant);
   void count_resume(std::string_view result);
-  std::size_t size() const;
 
  private:
   void sweep_locked(Nanos now);
