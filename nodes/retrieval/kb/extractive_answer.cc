@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "nodes/retrieval/chunk/chunker.h"
+#include "nodes/retrieval/kb/answer_sentences.h"
 
 namespace sluice::retrieval {
 
@@ -20,21 +20,6 @@ std::string ExtractiveAnswer::text() const {
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s + sources_text();
 }
-
-namespace {
-
-// False for Markdown structure: a table row (`| a | b |`), a heading (`# Title`), a fence or
-// an indented code line, a list item that is only inline code.
-bool is_prose(std::string_view sentence) {
-  std::size_t i = sentence.find_first_not_of(" \t\n");
-  if (i == std::string_view::npos) return false;
-  if (sentence.substr(0, i).find("    ") != std::string_view::npos) return false;  // indented code
-  const std::string_view s = sentence.substr(i);
-  if (s[0] == '|' || s[0] == '#' || s.substr(0, 3) == "```") return false;
-  return s.find(" | ") == std::string_view::npos;  // a table row the splitter cut mid-row
-}
-
-}  // namespace
 
 ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<RetrievedChunk>& hits,
                                    const KbSnapshot& gen, const AnswerOptions& options) {
@@ -49,26 +34,34 @@ ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<Ret
   struct Candidate {
     std::size_t passage, begin, end;
     double score;
-    bool prose;
+    int tier;  // 0 prose, 1 measurement, 2 structure (answer_sentences.h)
   };
+  // A measurement answers a question that asks for a quantity as well as prose does.
+  const bool figures_wanted = asks_for_quantity(query);
   std::vector<Candidate> cands;
   const std::size_t passages = std::min(options.passages, hits.size());
   for (std::size_t p = 0; p < passages; ++p) {
     const Chunk& c = gen.chunks()[hits[p].chunk];
-    for (const auto& [b, e] : split_sentences(c.text)) {
+    for (const AnswerSentence& s : answer_sentences(c.text)) {
       std::set<std::string> seen;
       double score = 0;
-      for (const auto& t : analyzer.terms(std::string_view(c.text).substr(b, e - b))) {
+      for (const auto& t : analyzer.terms(std::string_view(c.text).substr(s.begin, s.end - s.begin))) {
         auto it = weight.find(t);
         if (it != weight.end() && seen.insert(t).second) score += it->second;
       }
-      if (score > 0) cands.push_back({p, b, e, score, is_prose(std::string_view(c.text).substr(b, e - b))});
+      int tier = s.kind == SentenceKind::kStructure ? 2 : s.kind == SentenceKind::kMeasurement && !figures_wanted ? 1 : 0;
+      if (score > 0) cands.push_back({p, s.begin, s.end, score, tier});
     }
   }
-  // A table row, heading or code line matches many query terms without saying anything a reader
-  // can take as an answer: quoted only when no prose sentence matches.
-  if (std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.prose; }))
-    cands.erase(std::remove_if(cands.begin(), cands.end(), [](const Candidate& c) { return !c.prose; }), cands.end());
+  // A table row, heading, code line or fragment matches query terms without saying anything a
+  // reader can take as an answer, and a benchmark result matches a "how does it work" question's
+  // words without explaining: each is quoted only when no sentence of a better tier matches.
+  if (!cands.empty()) {
+    const int best = std::min_element(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+                       return a.tier < b.tier;
+                     })->tier;
+    cands.erase(std::remove_if(cands.begin(), cands.end(), [&](const Candidate& c) { return c.tier != best; }), cands.end());
+  }
   std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     return a.score > b.score || (a.score == b.score && a.passage < b.passage);
   });

@@ -3,7 +3,10 @@
 // query (idf-weighted share of the query's analysed terms they contain; ties go to the
 // better-ranked passage), in passage order, each followed by its citation "[n]"; then the
 // sources, numbered in first-cited order. Sentences matching no query term are never used;
-// with none left the answer says so rather than quoting noise.
+// with none left the answer says so rather than quoting noise. Sentences come in tiers
+// (answer_sentences.h): prose first; measurements (three or more figures) only when no prose
+// sentence matches, unless the question asks for a quantity; table rows, headings, code and
+// fragments only when nothing else matches.
 // Pure function of its inputs; thread-safe.
 #pragma once
 
