@@ -20,8 +20,11 @@ namespace sluice::kernels {
 // kQ8_0x8 and kQ4_0x8 are not GGML types and never in a file: Q8_0 and Q4_0 with rows
 // interleaved in groups of 8, the layouts the CPU backend's AVX2 integer kernels run fastest on
 // (kernels/cpu/quant_x8.h). A backend makes them from kQ8_0/kQ4_0 at load; rows must be a
-// multiple of 8.
-enum class DType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_0x8 = 0x10002, kQ8_0x8 = 0x10008 };
+// multiple of 8. kF32x16 is likewise a CPU layout of kF32: rows in panels of 16, column-major
+// within a panel (kernels/cpu/f32_panels.h); rows must be a multiple of 16.
+enum class DType : uint32_t {
+  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kF32x16 = 0x10000, kQ4_0x8 = 0x10002, kQ8_0x8 = 0x10008
+};
 
 struct MatrixView {
   DType type = DType::kF32;

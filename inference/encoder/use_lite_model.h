@@ -14,6 +14,7 @@
 #include "inference/encoder/unigram_tokenizer.h"
 #include "inference/gguf/gguf_file.h"
 #include "kernels/backend.h"
+#include "kernels/backend_factory.h"
 
 namespace sluice::inference {
 
@@ -67,6 +68,7 @@ class UseLiteModel {
  private:
   UseLiteModel() = default;
   std::unique_ptr<GgufFile> file_;
+  std::unique_ptr<kernels::PreparedWeights> prepared_;  // the weights' CPU layout, when it differs from the file's
   UseLiteConfig config_;
   std::vector<UseLiteLayer> layers_;
   std::unique_ptr<UnigramTokenizer> tokenizer_;

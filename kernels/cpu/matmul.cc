@@ -11,6 +11,7 @@
 
 #include "graph/tsan_annotations.h"  // header only: the annotations, no graph library
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/f32_panels.h"
 #include "kernels/cpu/quant_x8.h"
 #include "kernels/quant_blocks.h"
 
@@ -28,6 +29,22 @@ void scalar_f32(const MatrixView& w, const float* x, const Q8Activations&, int64
       const float* xt = x + t * w.cols;
       float s = 0;
       for (int64_t c = 0; c < w.cols; ++c) s += wr[c] * xt[c];
+      y[t * w.rows + r] = s;
+    }
+  }
+}
+
+// F32 row panels (f32_panels.h): each result the fused multiply-add chain over the columns in
+// order, as every SIMD panel kernel computes it lane by lane.
+void scalar_f32x16(const MatrixView& w, const float* x, const Q8Activations&, int64_t n, int64_t r0,
+                   int64_t r1, float* y) {
+  const auto* wd = static_cast<const float*>(w.data);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* panel = wd + r / kF32PanelRows * w.cols * kF32PanelRows + r % kF32PanelRows;
+    for (int64_t t = 0; t < n; ++t) {
+      const float* xt = x + t * w.cols;
+      float s = 0;
+      for (int64_t c = 0; c < w.cols; ++c) s = std::fma(panel[c * kF32PanelRows], xt[c], s);
       y[t * w.rows + r] = s;
     }
   }
@@ -144,7 +161,8 @@ void scalar_quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int3
 
 const IsaKernels& scalar_kernels() {
   static const IsaKernels k{scalar_f32,       scalar_f16,        scalar_q8_0,       scalar_q4_0,
-                            scalar_x8<false>, scalar_x8<true>, scalar_quantize_q8};
+                            scalar_x8<false>, scalar_x8<true>, scalar_quantize_q8,
+                            scalar_f32x16};
   return k;
 }
 
@@ -227,14 +245,18 @@ void MatmulRunner::run(const MatrixView& w, const float* x, int64_t n, float* y)
 void MatmulRunner::run_shared_input(const MatrixView* ws, size_t count, const float* x, int64_t n, float* const* ys) {
   if (count == 0) return;
   const auto& k = kernels_for(isa_);
-  for (size_t i = 1; i < count; ++i)
-    if (ws[i].type != ws[0].type || ws[i].cols != ws[0].cols)
-      throw std::invalid_argument("run_shared_input: matrices of different types or widths");
+  for (size_t i = 1; i < count; ++i) {
+    if (ws[i].cols != ws[0].cols) throw std::invalid_argument("run_shared_input: matrices of different widths");
+    if (ws[i].type != ws[0].type) {  // e.g. one of them laid out in panels and one not: one at a time
+      for (size_t j = 0; j < count; ++j) run_shared_input(ws + j, 1, x, n, ys + j);
+      return;
+    }
+  }
   if (is_quantized(ws[0].type)) acts_.quantize(x, n, ws[0].cols, isa_);
   const detail::RowsKernel kernel = detail::pick(k, ws[0].type);
   // Row ranges in multiples of 4 so the SIMD kernels run their widest tile; of 8 for the
-  // interleaved types, whose groups cannot be split. Units are numbered matrix after matrix.
-  const int64_t unit = is_x8(ws[0].type) ? kX8Rows : 4;
+  // interleaved types and 16 for F32 panels, whose groups cannot be split. Units are numbered matrix after matrix.
+  const int64_t unit = is_x8(ws[0].type) ? kX8Rows : ws[0].type == DType::kF32x16 ? kF32PanelRows : 4;
   int64_t starts[kMaxSharedInput + 1];
   if (count > kMaxSharedInput) throw std::invalid_argument("run_shared_input: too many matrices");
   int64_t units = 0;

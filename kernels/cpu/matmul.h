@@ -36,9 +36,10 @@ class MatmulRunner {
 
   // y (n x w.rows) = x (n x w.cols) W^T. Quantised types need w.cols % 32 == 0.
   void run(const MatrixView& w, const float* x, int64_t n, float* y);
-  // run() for count matrices of one type and width on the same x: the activations are
-  // quantised once and every matrix's rows are split across the threads in one launch.
-  // Results are bit-identical to run() per matrix.
+  // run() for count matrices of one width on the same x: the activations are quantised once
+  // and every matrix's rows are split across the threads in one launch (matrices of different
+  // types, e.g. one in F32 panels and one not, run one after another). Results are
+  // bit-identical to run() per matrix.
   void run_shared_input(const MatrixView* ws, size_t count, const float* x, int64_t n, float* const* ys);
   // Runs fn(begin, end) over [0, count) split across the arena's threads (grain: min chunk).
   template <class Fn>

@@ -17,6 +17,7 @@ struct IsaKernels {
   RowsKernel q8_0x8, q4_0x8;  // rows in multiples of 8
   // Quantises one row of cols floats to Q8_0 (qs, d per block, -8*sum per block).
   void (*quantize_q8)(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* neg8sum);
+  RowsKernel f32x16;  // F32 row panels (f32_panels.h); rows in multiples of 16
 };
 
 // The portable activation quantiser; every ISA rounds identically (nearest, ties to even).
@@ -27,6 +28,12 @@ void avx2_q8_0x8_rows(const MatrixView& w, const float* x, const Q8Activations& 
                       float* y);
 void avx2_q4_0x8_rows(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n, int64_t r0, int64_t r1,
                       float* y);
+
+// The F32 row-panel kernels (matmul_panels_avx2.cc, matmul_panels_avx512.cc).
+void avx2_f32x16_rows(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n, int64_t r0, int64_t r1,
+                      float* y);
+void avx512_f32x16_rows(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n, int64_t r0,
+                        int64_t r1, float* y);
 
 const IsaKernels& scalar_kernels();
 const IsaKernels& avx2_kernels();
@@ -40,6 +47,7 @@ inline RowsKernel pick(const IsaKernels& k, DType t) {
     case DType::kQ4_0: return k.q4_0;
     case DType::kQ8_0x8: return k.q8_0x8;
     case DType::kQ4_0x8: return k.q4_0x8;
+    case DType::kF32x16: return k.f32x16;
   }
   return nullptr;
 }
