@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "inference/encoder/use_lite_format.h"
+#include "inference/gguf/mapped_weights.h"
 
 namespace sluice::inference {
 namespace {
@@ -128,13 +129,14 @@ std::unique_ptr<UseLiteModel> UseLiteModel::load(const std::string& path) {
   m->pool = matrix(f, "pool_proj.weight", c.model_width, c.output_width);
   m->pool_b = vector(f, "pool_proj.bias", c.output_width);
   // The matmul weights in the layout the CPU kernels run fastest on (F32 row panels on AVX2 and
-  // AVX-512: kernels/cpu/f32_panels.h); the embedding table stays rows (it is read by row).
+  // AVX-512: kernels/cpu/f32_panels.h), in memory once; the embedding table stays rows (it is
+  // read by row).
   std::vector<kernels::MatrixView*> views{&m->pool};
   for (UseLiteLayer& L : m->layers_) {
     for (kernels::MatrixView* v : {&L.qkv, &L.output, &L.ffn_up, &L.ffn_down}) views.push_back(v);
     if (L.residual.data) views.push_back(&L.residual);
   }
-  m->prepared_ = kernels::prepare_matmul_weights(kernels::BackendKind::kCpu, views.data(), views.size());
+  m->prepared_ = prepare_mapped_weights(kernels::BackendKind::kCpu, views);
   return m;
 }
 

@@ -2,6 +2,9 @@
 // described as weight views for KernelBackend and the tokenizer. Load checks every tensor's
 // presence and shape against the metadata, so a forward pass never reads past a tensor; a
 // file that is not USE-lite, or is damaged, is a ModelError naming the file and the field.
+// The matrices the forward pass multiplies are laid out for the CPU kernels at load (F32 row
+// panels on AVX2 and AVX-512, inference/gguf/mapped_weights.h), and the file pages they came
+// from released, so the weights are in memory once; SLUICE_F32_LAYOUT=rows keeps the file's.
 //
 // Immutable after load: safe to share between threads; lives as long as its views are used.
 #pragma once

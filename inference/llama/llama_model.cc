@@ -1,10 +1,8 @@
 #include "inference/llama/llama_model.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <string_view>
 
+#include "inference/gguf/mapped_weights.h"
 #include "kernels/quant_blocks.h"
 
 namespace sluice::inference {
@@ -42,14 +40,6 @@ const float* norm(const GgufFile& f, const std::string& name, int64_t dim) {
   return reinterpret_cast<const float*>(t.data);
 }
 
-// Drops the mapped file pages wholly inside [p, p + bytes) from this process (they are read
-// again from the page cache if touched): an interleaved matrix's source is no longer needed.
-void release_file_pages(const void* p, size_t bytes) {
-  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page, end = (uintptr_t(p) + bytes) / page * page;
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
 }  // namespace
 
 void LlamaModel::prepare_weights(kernels::BackendKind backend) {
@@ -58,14 +48,7 @@ void LlamaModel::prepare_weights(kernels::BackendKind backend) {
     for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) views.push_back(v);
   // A tied output is also the embedding, read row by row: it keeps the file's layout.
   if (output.data != token_embd.data) views.push_back(&output);
-  std::vector<kernels::MatrixView> before;
-  for (const kernels::MatrixView* v : views) before.push_back(*v);
-  prepared_ = kernels::prepare_matmul_weights(backend, views.data(), views.size());
-  if (!prepared_) return;
-  // What the backend copied is in memory twice until the file's pages go.
-  for (size_t i = 0; i < views.size(); ++i)
-    if (views[i]->data != before[i].data)
-      release_file_pages(before[i].data, size_t(kernels::dtype_row_bytes(before[i].type, before[i].cols) * before[i].rows));
+  prepared_ = prepare_mapped_weights(backend, views);
 }
 
 std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, kernels::BackendKind backend) {

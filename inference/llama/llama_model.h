@@ -3,9 +3,11 @@
 // SwiGLU feed-forward, final RMSNorm, output matrix (tied to the embedding when absent).
 // Weights are F32, F16, Q8_0 or Q4_0 views into the mapped file; norms are F32. One exception:
 // the backend the model is loaded for may lay out matrices used only by matmul its own way
-// (kernels::prepare_matmul_weights: the CPU backend interleaves Q8_0/Q4_0 by 8 on AVX2, in one
-// huge-page region); the model holds those copies and releases the file pages they replace, so
-// the weights are in memory once. SLUICE_QUANT_LAYOUT=rows keeps the file's layout (for comparison).
+// (kernels::prepare_matmul_weights: the CPU backend interleaves Q8_0/Q4_0 by 8 on AVX2 and lays
+// F32 out in 16-row panels on AVX2 and AVX-512, in one huge-page region); the model holds those
+// copies and releases the file pages they replace (inference/gguf/mapped_weights.h), so the
+// weights are in memory once. SLUICE_QUANT_LAYOUT=rows and SLUICE_F32_LAYOUT=rows keep the
+// file's layout (for comparison).
 //
 // Immutable after load(): one model serves any number of sessions on any threads.
 #pragma once
