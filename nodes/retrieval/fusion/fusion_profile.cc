@@ -1,9 +1,12 @@
 #include "nodes/retrieval/fusion/fusion_profile.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -12,8 +15,14 @@ namespace {
 
 constexpr const char* kFormat = "sluice.fusion_profile.v1";
 
-// Weights are tenths on the tuning grid: written as such, not as float noise (0.8999999761).
-double rounded(float v) { return std::round(static_cast<double>(v) * 1e4) / 1e4; }
+// The shortest decimal that reads back as the same float: tuned weights are tenths on the grid
+// and written as such (0.9, not the float's 0.8999999761), and a hand-edited value (rrf_k
+// 30.477406) is kept exactly, not rounded to 4 places (which changed it on a round trip).
+double rounded(float v) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  return std::strtod(std::string(buf, end).c_str(), nullptr);
+}
 
 nlohmann::json params_json(const FusionParams& p, bool tuned) {
   return {{"method", fusion_method_name(p.method)},

@@ -43,6 +43,21 @@ TEST(FusionProfile, RoundTrips) {
   EXPECT_DOUBLE_EQ(back.held_out_ndcg10, 0.47);
 }
 
+// Found by fusion_profile_fuzz: a hand-edited value with more digits than the tuning grid's was
+// rounded to 4 places when written, so the profile read back differed. Values are written as the
+// shortest decimal of their float: grid values stay tenths, others exact.
+TEST(FusionProfile, AnyValueRoundTripsExactlyAndGridValuesStayShort) {
+  FusionProfile p = sample_profile();
+  p.natural_language.rrf_k = 30.477406f;
+  p.exact_lookup.bm25_weight = 0.123456789f;
+  const std::string text = fusion_profile_json(p);
+  const FusionProfile back = parse_fusion_profile(text, "p.json");
+  EXPECT_EQ(back.natural_language.rrf_k, p.natural_language.rrf_k);
+  EXPECT_EQ(back.exact_lookup.bm25_weight, p.exact_lookup.bm25_weight);
+  EXPECT_THAT(text, HasSubstr("\"bm25_weight\": 0.8,")) << text;
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("0.79999"))) << text;
+}
+
 std::string error_of(const std::string& text) {
   try {
     parse_fusion_profile(text, "p.json");
