@@ -40,7 +40,7 @@ struct Rewrite {
 std::unique_ptr<PreparedWeights> prepare_cpu_matmul_weights(MatrixView* const* views, size_t count) {
   const bool interleave = !layout_kept("SLUICE_QUANT_LAYOUT") && x8_pays(default_isa());
   const bool panels = !layout_kept("SLUICE_F32_LAYOUT") && f32_panels_pay(default_isa());
-  std::vector<Rewrite> todo;
+  std::vector<Rewrite> rewrites;
   size_t total = 0;
   for (size_t i = 0; i < count; ++i) {
     size_t bytes = 0;
@@ -53,17 +53,17 @@ std::unique_ptr<PreparedWeights> prepare_cpu_matmul_weights(MatrixView* const* v
       continue;
     }
     bytes = (bytes + 63) / 64 * 64;  // each copy 64-byte aligned: the panel kernels load aligned
-    todo.push_back({views[i], panel, bytes});
+    rewrites.push_back({views[i], panel, bytes});
     total += bytes;
   }
   if (total == 0) return nullptr;
   WeightMemory memory(total);
   size_t at = 0;
-  for (const Rewrite& r : todo) {
+  for (const Rewrite& r : rewrites) {
     *r.view = r.panels ? panel_f32(*r.view, memory.data() + at) : interleave_x8(*r.view, memory.data() + at);
     at += r.bytes;
   }
-  return std::make_unique<CpuPreparedWeights>(std::move(memory), todo.size());
+  return std::make_unique<CpuPreparedWeights>(std::move(memory), rewrites.size());
 }
 
 }  // namespace sluice::kernels

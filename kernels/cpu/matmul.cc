@@ -255,7 +255,8 @@ void MatmulRunner::run_shared_input(const MatrixView* ws, size_t count, const fl
   if (is_quantized(ws[0].type)) acts_.quantize(x, n, ws[0].cols, isa_);
   const detail::RowsKernel kernel = detail::pick(k, ws[0].type);
   // Row ranges in multiples of 4 so the SIMD kernels run their widest tile; of 8 for the
-  // interleaved types and 16 for F32 panels, whose groups cannot be split. Units are numbered matrix after matrix.
+  // interleaved types and 16 for F32 panels, whose groups cannot be split. Units are numbered
+  // matrix after matrix.
   const int64_t unit = is_x8(ws[0].type) ? kX8Rows : ws[0].type == DType::kF32x16 ? kF32PanelRows : 4;
   int64_t starts[kMaxSharedInput + 1];
   if (count > kMaxSharedInput) throw std::invalid_argument("run_shared_input: too many matrices");

@@ -28,24 +28,20 @@ ExtractiveAnswer answer_over(const std::vector<SourceDocument>& docs, const std:
 }
 
 TEST(ExtractiveAnswer, QuotesMatchingSentencesWithCitationsThenSources) {
-  KnowledgeBase kb(small_options());
-  kb.upsert({{"cache.md", "Caching", "The cache stores answers. It is invalidated when the index version changes. Colours are nice.",
-              DocumentKind::kNarrative, CodeLanguage::kNone},
-             {"ingest.md", "Ingest", "Ingest re-embeds changed documents only. Bananas are yellow.",
-              DocumentKind::kNarrative, CodeLanguage::kNone},
-             {"other.md", "Other", "Nothing related here at all.", DocumentKind::kNarrative, CodeLanguage::kNone}});
-  const auto gen = kb.current();
-  RetrieveOptions o;
-  o.mode = RetrieveMode::kBm25;
-  const auto r = retrieve(*gen, "when is the cache invalidated", o);
-  const auto a = extractive_answer("when is the cache invalidated", r.hits, *gen);
+  const std::vector<SourceDocument> docs = {
+      {"cache.md", "Caching", "The cache stores answers. It is invalidated when the index version changes. Colours are nice.",
+       DocumentKind::kNarrative, CodeLanguage::kNone},
+      {"ingest.md", "Ingest", "Ingest re-embeds changed documents only. Bananas are yellow.", DocumentKind::kNarrative,
+       CodeLanguage::kNone},
+      {"other.md", "Other", "Nothing related here at all.", DocumentKind::kNarrative, CodeLanguage::kNone}};
+  const auto a = answer_over(docs, "when is the cache invalidated");
   ASSERT_FALSE(a.sources.empty());
   EXPECT_EQ(a.sources[0].doc_id, "cache.md");
   const std::string text = a.text();
   EXPECT_NE(text.find("It is invalidated when the index version changes. [1]"), std::string::npos) << text;
   EXPECT_EQ(text.find("Colours"), std::string::npos) << text;
   EXPECT_NE(text.find("Sources:\n[1] Caching (cache.md)"), std::string::npos) << text;
-  const auto none = extractive_answer("zebra", {}, *gen);
+  const auto none = answer_over(docs, "zebra");
   EXPECT_TRUE(none.sources.empty());
   EXPECT_EQ(none.text(), "No passage in the knowledge base matches the question.");
 }
@@ -53,18 +49,14 @@ TEST(ExtractiveAnswer, QuotesMatchingSentencesWithCitationsThenSources) {
 // A table row or heading that matches more query terms than any sentence is not quoted while a
 // prose sentence matches: it says nothing a reader can take as the answer.
 TEST(ExtractiveAnswer, PrefersProseToTableRowsAndHeadings) {
-  KnowledgeBase kb(small_options());
-  kb.upsert({{"shed.md", "Shedding",
-              "# How the shedding ladder sheds load\n\n| shedding | ladder | load | level |\n| --- | --- | --- | --- |\n\n"
-              "The ladder sheds the lowest class first when load stays high.",
-              DocumentKind::kNarrative, CodeLanguage::kNone},
-             {"other.md", "Other", "Nothing related here at all.", DocumentKind::kNarrative, CodeLanguage::kNone}});
-  const auto gen = kb.current();
-  RetrieveOptions o;
-  o.mode = RetrieveMode::kBm25;
-  const auto r = retrieve(*gen, "how does the shedding ladder shed load", o);
-  const auto a = extractive_answer("how does the shedding ladder shed load", r.hits, *gen);
-  const std::string text = a.text();
+  const std::string text =
+      answer_over({{"shed.md", "Shedding",
+                    "# How the shedding ladder sheds load\n\n| shedding | ladder | load | level |\n| --- | --- | --- | --- |\n\n"
+                    "The ladder sheds the lowest class first when load stays high.",
+                    DocumentKind::kNarrative, CodeLanguage::kNone},
+                   {"other.md", "Other", "Nothing related here at all.", DocumentKind::kNarrative, CodeLanguage::kNone}},
+                  "how does the shedding ladder shed load")
+          .text();
   EXPECT_NE(text.find("The ladder sheds the lowest class first when load stays high. [1]"), std::string::npos) << text;
   EXPECT_EQ(text.find("| shedding"), std::string::npos) << text;
   EXPECT_EQ(text.find("# How"), std::string::npos) << text;
