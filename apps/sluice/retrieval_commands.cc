@@ -116,9 +116,9 @@ static void print_breakdown(const retrieval::EvalBreakdown& b, std::size_t worst
     std::printf("%-22s %-16s %7zu %8.3f %8.3f\n", r.method.c_str(), r.type.c_str(), r.queries, r.ndcg10, r.recall10);
   }
   if (b.best_single_path.empty()) return;
-  std::printf("\npath agreement (no judgements used): BM25's and dense's top 10 share %.2f on average; BM25's first hit\n"
-              "is at rank %.1f of the dense list (Cranfield: 0.65 and 2.9, where fusion helps; CACM: 0.40 and 21.2, where\n"
-              "it hurts: with low agreement, tune a fusion profile on judged queries, --tune --profile)\n",
+  std::printf("\npath agreement on these queries (no judgements used): BM25's and dense's top 10 share %.2f on average;\n"
+              "BM25's first hit is at rank %.1f of the dense list (Cranfield: 0.65 and 2.9, where fusion helps; CACM: 0.40\n"
+              "and 21.2, where it hurts)\n",
               b.top10_overlap, b.bm25_first_in_dense);
   if (worst == 0) return;
   std::printf("\n%s against %s (the better single path here), per query: %zu better, %zu worse, %zu equal; worst %zu:\n",
@@ -209,6 +209,13 @@ int eval(const Args& args) {
   }
   const retrieval::EvalBreakdown breakdown = retrieval::eval_breakdown(report, loaded);
   print_breakdown(breakdown, worst_count);
+  if (report.path_agreement.measured()) {
+    std::printf("\npath agreement on the knowledge base's own text (%zu pseudo-queries, measured at every build): %.2f;\n"
+                "the hybrid is led by %s (min_path_agreement %.2f)\n",
+                report.path_agreement.samples, report.path_agreement.overlap,
+                retrieval::lexical_led(options.retrieve, report.path_agreement) ? "BM25" : "the configured weights",
+                options.retrieve.min_path_agreement);
+  }
   const nlohmann::json b = retrieval::to_json(breakdown, worst_count);
   for (const auto& [key, value] : b.items()) j[key] = value;
   if (tune) {

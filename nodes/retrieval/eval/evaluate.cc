@@ -176,6 +176,10 @@ nlohmann::json EvalReport::to_json() const {
   j["chunks"] = chunks;
   j["queries"] = queries;
   j["build_seconds"] = build_seconds;
+  if (path_agreement.measured()) {
+    // "kb_": eval_breakdown's "path_agreement" is the same measure on the evaluation's queries.
+    j["kb_path_agreement"] = {{"overlap", path_agreement.overlap}, {"samples", path_agreement.samples}};
+  }
   j["methods"] = nlohmann::json::array();
   for (const auto& m : methods) {
     j["methods"].push_back({{"name", m.name}, {"params", m.params}, {"metrics", metrics_json(m.metrics)}});
@@ -215,6 +219,7 @@ EvalReport evaluate_dataset(const BeirDataset& ds, const EvalOptions& options, c
   const std::vector<float> vectors = embedder->embed(texts);
   const auto gen = KbSnapshot::build(std::move(chunks), vectors, embedder, options.index, 1);
   report.chunks = gen->chunks().size();
+  report.path_agreement = gen->path_agreement();
   report.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
   // Candidates once per query; every method is a function of them.
@@ -262,7 +267,7 @@ EvalReport evaluate_dataset(const BeirDataset& ds, const EvalOptions& options, c
   with_feedback.candidates = cand;
   auto hybrid = [&](const TuningQuery& q) {
     auto t = Clock::now();
-    auto hits = hybrid_rank(*gen, q.vector.data(), q.bm25, q.dense, fusion_params_for(ro, q.type), with_feedback);
+    auto hits = hybrid_rank(*gen, q.vector.data(), q.bm25, q.dense, fusion_params_for(ro, q.type, *gen), with_feedback);
     t_fuse.push_back((Clock::now() - t).count());
     return hits;
   };
@@ -270,7 +275,10 @@ EvalReport evaluate_dataset(const BeirDataset& ds, const EvalOptions& options, c
              {{"natural_language", params_json(ro.natural_language)},
               {"exact_lookup", params_json(ro.exact_lookup)},
               {"feedback_docs", ro.feedback_docs},
-              {"feedback_weight", ro.feedback_weight}},
+              {"feedback_weight", ro.feedback_weight},
+              {"min_path_agreement", ro.min_path_agreement},
+              {"low_agreement", params_json(ro.low_agreement)},
+              {"led_by", lexical_led(ro, *gen) ? "bm25" : "configured weights"}},
              run_of([&](const TuningQuery& q) { return as_scored(hybrid(q)); }));
   std::map<std::string, const QueryText*> text_of;
   for (const auto& q : ds.queries) text_of[q.id] = &q;
@@ -285,8 +293,11 @@ EvalReport evaluate_dataset(const BeirDataset& ds, const EvalOptions& options, c
                return as_scored(hits);
              }));
   if (options.tune) {
+    // The grid's parameters as given: the path-agreement switch is what a profile replaces.
+    RetrieveOptions tuning = with_feedback;
+    tuning.min_path_agreement = 0;
     const FusionRanker rank = [&](const TuningQuery& q, const FusionParams& p) {
-      return as_scored(hybrid_rank(*gen, q.vector.data(), q.bm25, q.dense, p, with_feedback));
+      return as_scored(hybrid_rank(*gen, q.vector.data(), q.bm25, q.dense, p, tuning));
     };
     auto tuned = tune_fusion_cv(tq, ds.qrels, doc_of, options.folds, options.seed, options.depth, ro, rank);
     add_method("tuned (held-out folds)",

@@ -58,6 +58,7 @@ struct EvalReport {
   std::string dataset;
   std::size_t documents = 0, chunks = 0, queries = 0;
   double build_seconds = 0;
+  PathAgreement path_agreement;  // the snapshot's, measured at build (kb/path_agreement.h)
   std::vector<MethodResult> methods;
   std::vector<std::pair<std::string, StageLatency>> stages;  // bm25, embed, dense, fuse, rerank
   nlohmann::json folds = nlohmann::json::array();            // chosen parameters per fold

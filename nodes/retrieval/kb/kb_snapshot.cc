@@ -41,6 +41,7 @@ std::shared_ptr<const KbSnapshot> KbSnapshot::build(std::vector<Chunk> chunks,
   }
   g->vectors_->add(vectors.data(), chunks.size());
   g->chunks_ = std::move(chunks);
+  g->path_agreement_ = measure_path_agreement(*g, options.path_agreement);
   return g;
 }
 

@@ -17,6 +17,7 @@
 #include "nodes/retrieval/dense/embedder.h"
 #include "nodes/retrieval/dense/hnsw_index.h"
 #include "nodes/retrieval/dense/vector_index.h"
+#include "nodes/retrieval/kb/path_agreement.h"
 #include "nodes/retrieval/text/analyzer.h"
 
 namespace sluice::retrieval {
@@ -29,6 +30,7 @@ struct IndexOptions {
   std::string vector_index = "auto";
   std::size_t hnsw_min_chunks = 200'000;
   HnswOptions hnsw;
+  PathAgreementOptions path_agreement;  // measured at every build (path_agreement.h)
 };
 
 class KbSnapshot {
@@ -46,6 +48,8 @@ class KbSnapshot {
   const Embedder& embedder() const { return *embedder_; }
   std::shared_ptr<const Embedder> shared_embedder() const { return embedder_; }
   const VectorIndex& vectors() const { return *vectors_; }
+  // How far the dense path agrees with BM25 on this snapshot's own text (path_agreement.h).
+  const PathAgreement& path_agreement() const { return path_agreement_; }
   const IndexOptions& options() const { return options_; }
 
   std::vector<ScoredDoc> search_bm25(std::string_view query, std::size_t k) const;
@@ -61,6 +65,7 @@ class KbSnapshot {
   Bm25Index bm25_;
   std::shared_ptr<const Embedder> embedder_;
   std::unique_ptr<VectorIndex> vectors_;
+  PathAgreement path_agreement_;
 };
 
 }  // namespace sluice::retrieval

@@ -34,6 +34,18 @@ FusionParams fusion_params_for(const RetrieveOptions& options, QueryType type) {
   return options.classify && type == QueryType::kExactLookup ? options.exact_lookup : options.natural_language;
 }
 
+bool lexical_led(const RetrieveOptions& options, const PathAgreement& agreement) {
+  return options.min_path_agreement > 0 && agreement.measured() && agreement.overlap < options.min_path_agreement;
+}
+
+bool lexical_led(const RetrieveOptions& options, const KbSnapshot& gen) {
+  return lexical_led(options, gen.path_agreement());
+}
+
+FusionParams fusion_params_for(const RetrieveOptions& options, QueryType type, const KbSnapshot& gen) {
+  return lexical_led(options, gen) ? options.low_agreement : fusion_params_for(options, type);
+}
+
 std::vector<RetrievedChunk> fuse_candidates(const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& dense,
                                             const FusionParams& params, RetrieveMode mode) {
   std::vector<ScoredDoc> fused;
@@ -85,7 +97,9 @@ std::vector<ScoredDoc> feedback_dense(const KbSnapshot& gen, const float* query_
 std::vector<RetrievedChunk> hybrid_rank(const KbSnapshot& gen, const float* query_vector,
                                         const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& dense,
                                         const FusionParams& params, const RetrieveOptions& options) {
-  if (options.feedback_docs == 0) return fuse_candidates(bm25, dense, params, RetrieveMode::kHybrid);
+  if (options.feedback_docs == 0 || lexical_led(options, gen)) {
+    return fuse_candidates(bm25, dense, params, RetrieveMode::kHybrid);
+  }
   const auto first = fuse(bm25, dense, params);
   const auto moved = feedback_dense(gen, query_vector, first, options.feedback_docs, options.feedback_weight,
                                     std::max(options.candidates, dense.size()));
@@ -120,7 +134,7 @@ RetrieveResult retrieve(const KbSnapshot& gen, std::string_view query, const Ret
   using Clock = std::chrono::steady_clock;
   RetrieveResult r;
   r.type = classify_query(query);
-  r.fusion = fusion_params_for(options, r.type);
+  r.fusion = fusion_params_for(options, r.type, gen);
   std::vector<ScoredDoc> bm25, dense;
   if (options.mode != RetrieveMode::kDense) {
     const auto t0 = Clock::now();

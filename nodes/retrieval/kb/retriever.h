@@ -40,6 +40,16 @@ struct RetrieveOptions {
   // docs/retrieval.md (it is what lifts hybrid above the dense path alone).
   std::size_t feedback_docs = 3;
   float feedback_weight = 1.0f;
+  // Path agreement (kb/path_agreement.h): when the snapshot's figure is below this, its dense
+  // model does not fit the corpus and the hybrid is led by BM25: `low_agreement` for every query
+  // type and no hybrid feedback. 0 turns the switch off. 0.64 is midway between the two judged
+  // collections here (Cranfield 0.71: dense-led hybrid 0.448 nDCG@10 against BM25 alone 0.368;
+  // CACM 0.57: 0.351 against 0.475); docs/retrieval.md, "Path agreement".
+  float min_path_agreement = 0.64f;
+  // BM25 1.0: below the bar the dense path does not rank at all (its scores are still reported).
+  // On CACM, weights 0.85-0.95 moved nDCG@10 by -0.002 to +0.002 and lowered Recall@10 by
+  // 0.0006-0.003 against BM25 alone: nothing the dense path adds there is measurable.
+  FusionParams low_agreement{FusionMethod::kWeighted, 1.0f, 60.f, 1.0f};
   bool rerank = false;           // measured on Cranfield; see docs/retrieval.md
   std::size_t rerank_depth = 20; // how many fused candidates the reranker rescores
   float rerank_weight = 0.3f;    // final = (1 - w) * minmax(fused) + w * rerank score
@@ -78,12 +88,20 @@ void rerank_hits(std::vector<RetrievedChunk>& hits, std::string_view query, cons
 std::vector<ScoredDoc> feedback_dense(const KbSnapshot& gen, const float* query_vector,
                                       const std::vector<ScoredDoc>& fused, std::size_t docs, float weight,
                                       std::size_t candidates);
-// fuse -> feedback -> fuse, the whole hybrid ranking for one query (all candidates kept).
+// fuse -> feedback -> fuse, the whole hybrid ranking for one query (all candidates kept); one
+// fusion without feedback when feedback is off or lexical_led(options, gen).
 std::vector<RetrievedChunk> hybrid_rank(const KbSnapshot& gen, const float* query_vector,
                                         const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& dense,
                                         const FusionParams& params, const RetrieveOptions& options);
 
 FusionParams fusion_params_for(const RetrieveOptions& options, QueryType type);
+// True when `gen`'s measured path agreement is below options.min_path_agreement (and the switch
+// is on): the hybrid then uses options.low_agreement without feedback.
+bool lexical_led(const RetrieveOptions& options, const KbSnapshot& gen);
+bool lexical_led(const RetrieveOptions& options, const PathAgreement& agreement);
+// The parameters a hybrid query of `type` uses on `gen`: low_agreement when lexical_led, else
+// fusion_params_for(options, type).
+FusionParams fusion_params_for(const RetrieveOptions& options, QueryType type, const KbSnapshot& gen);
 
 // All stages in sequence (BM25, embed, dense, fuse, rerank); hits cut to options.top_k.
 RetrieveResult retrieve(const KbSnapshot& gen, std::string_view query, const RetrieveOptions& options);

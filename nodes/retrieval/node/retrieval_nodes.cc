@@ -81,7 +81,7 @@ void FuseNode::process(Batch& batch) {
     auto out = std::make_shared<RetrievalHits>();
     const std::string query = r->input().query();
     out->type = classify_query(query);
-    out->fusion = fusion_params_for(options_, out->type);
+    out->fusion = fusion_params_for(options_, out->type, *gen);
     static const std::vector<ScoredDoc> kNone;
     if (bm25 && dense && qv) {
       out->hits = hybrid_rank(*gen, qv->data(), *bm25, *dense, out->fusion, options_);
@@ -122,11 +122,14 @@ RetrieveOptions retrieve_options_from(const FuseConfig& c, const std::string& ba
     const FusionProfile profile = read_fusion_profile(path.string());
     if (profile.natural_language_tuned) o.natural_language = profile.natural_language;
     if (profile.exact_lookup_tuned) o.exact_lookup = profile.exact_lookup;
+    o.min_path_agreement = 0;  // weights measured on judged queries replace the estimate
   }
   o.classify = c.classify();
   o.feedback_docs = c.feedback_docs();
   o.feedback_weight = c.feedback_weight();
   o.top_k = c.top_k();
+  if (c.profile().empty()) o.min_path_agreement = c.min_path_agreement();
+  o.low_agreement = {FusionMethod::kWeighted, c.low_agreement_bm25_weight(), c.rrf_k(), c.low_agreement_bm25_weight()};
   return o;
 }
 
@@ -135,6 +138,7 @@ std::string hits_json(const RetrievalHits& hits, const KbSnapshot& gen) {
   j["version"] = gen.version();
   j["query_type"] = query_type_name(hits.type);
   j["fusion"] = {{"method", fusion_method_name(hits.fusion.method)}, {"bm25_weight", hits.fusion.bm25_weight}};
+  if (gen.path_agreement().measured()) j["path_agreement"] = gen.path_agreement().overlap;
   j["chunks"] = nlohmann::json::array();
   for (std::size_t i = 0; i < hits.hits.size(); ++i) {
     const auto& h = hits.hits[i];
