@@ -13,7 +13,8 @@ std::shared_ptr<const KbSnapshot> KbSnapshot::build(std::vector<Chunk> chunks,
                                                               const std::vector<float>& vectors,
                                                               std::shared_ptr<const Embedder> embedder,
                                                               const IndexOptions& options,
-                                                              std::uint64_t version) {
+                                                              std::uint64_t version,
+                                                              const PathAgreement* carried) {
   if (!embedder) throw std::invalid_argument("index snapshot: no embedder");
   const std::size_t dim = embedder->dimension();
   if (vectors.size() != chunks.size() * dim) {
@@ -41,7 +42,12 @@ std::shared_ptr<const KbSnapshot> KbSnapshot::build(std::vector<Chunk> chunks,
   }
   g->vectors_->add(vectors.data(), chunks.size());
   g->chunks_ = std::move(chunks);
-  g->path_agreement_ = measure_path_agreement(*g, options.path_agreement);
+  if (carried != nullptr && carried->measured()) {
+    g->path_agreement_ = *carried;
+  } else {
+    g->path_agreement_ = measure_path_agreement(*g, options.path_agreement);
+    g->path_agreement_.version = version;
+  }
   return g;
 }
 

@@ -37,9 +37,12 @@ class KbSnapshot {
  public:
   // `vectors` holds chunks.size() rows of embedder->dimension() floats, in chunk order.
   // Throws std::invalid_argument when sizes disagree or an option is unknown.
+  // `carried`: a path agreement measured on an earlier snapshot to keep instead of measuring
+  // again (the knowledge base passes it when little has changed since; knowledge_base.h).
   static std::shared_ptr<const KbSnapshot> build(std::vector<Chunk> chunks, const std::vector<float>& vectors,
                                                       std::shared_ptr<const Embedder> embedder,
-                                                      const IndexOptions& options, std::uint64_t version);
+                                                      const IndexOptions& options, std::uint64_t version,
+                                                      const PathAgreement* carried = nullptr);
 
   std::uint64_t version() const { return version_; }
   const std::vector<Chunk>& chunks() const { return chunks_; }

@@ -331,7 +331,18 @@ void KnowledgeBase::commit(IngestStats& stats, std::vector<std::string> retired)
     vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
   }
   const std::uint64_t v = version() + 1;
-  auto gen = KbSnapshot::build(std::move(chunks), vectors, embedder_, options_.index, v);
+  // The figure moves little while little changes (path_agreement.h): carry it across small
+  // writes with the same model, measure again after a refit or once 5% of the chunks changed.
+  changed_since_agreement_ += stats.chunks_embedded + retired.size();
+  PathAgreement carried;
+  {
+    MutexLock lock(swap_mu_);
+    if (live_ && !stats.refitted && live_->shared_embedder() == embedder_) carried = live_->path_agreement();
+  }
+  const bool carry = carried.measured() && static_cast<double>(changed_since_agreement_) <
+                                               kRemeasureAgreementShare * static_cast<double>(chunks.size());
+  if (!carry) changed_since_agreement_ = 0;
+  auto gen = KbSnapshot::build(std::move(chunks), vectors, embedder_, options_.index, v, carry ? &carried : nullptr);
   version_.store(v, std::memory_order_release);
   if (!options_.directory.empty()) persist();
   if (before_swap_) before_swap_();

@@ -15,7 +15,8 @@
 // Cost: `samples` BM25 searches, one batched embedding and `samples` dense searches, at
 // snapshot build (kb_snapshot.h): 11 ms for 256 samples with LSA on Cranfield or CACM (one
 // thread; a USE-lite knowledge base adds the embedding of 256 short texts, about 0.2 s at its
-// measured 1,300 sentences/s).
+// measured 1,300 sentences/s). The knowledge base carries a figure across small writes
+// (knowledge_base.h), so a POST /v1/documents of a few documents does not pay it.
 // Thread-safe: a pure function of the snapshot.
 #pragma once
 
@@ -37,6 +38,7 @@ struct PathAgreementOptions {
 struct PathAgreement {
   double overlap = -1;        // mean share, 0-1; -1 when not measured
   std::size_t samples = 0;    // pseudo-queries used
+  std::uint64_t version = 0;  // the snapshot version it was measured on (a later one may carry it)
   bool measured() const { return samples > 0; }
 };
 

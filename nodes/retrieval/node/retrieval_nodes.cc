@@ -122,13 +122,13 @@ RetrieveOptions retrieve_options_from(const FuseConfig& c, const std::string& ba
     const FusionProfile profile = read_fusion_profile(path.string());
     if (profile.natural_language_tuned) o.natural_language = profile.natural_language;
     if (profile.exact_lookup_tuned) o.exact_lookup = profile.exact_lookup;
-    o.min_path_agreement = 0;  // weights measured on judged queries replace the estimate
   }
   o.classify = c.classify();
   o.feedback_docs = c.feedback_docs();
   o.feedback_weight = c.feedback_weight();
   o.top_k = c.top_k();
-  if (c.profile().empty()) o.min_path_agreement = c.min_path_agreement();
+  // A profile's weights, measured on judged queries, replace the path-agreement estimate.
+  o.min_path_agreement = c.profile().empty() ? c.min_path_agreement() : 0.f;
   o.low_agreement = {FusionMethod::kWeighted, c.low_agreement_bm25_weight(), c.rrf_k(), c.low_agreement_bm25_weight()};
   return o;
 }

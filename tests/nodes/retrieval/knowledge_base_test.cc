@@ -109,6 +109,26 @@ TEST(KnowledgeBase, IncrementalIngestEmbedsOnlyChangedDocuments) {
   EXPECT_EQ(kb.remove({"doc0", "missing"}).deleted, 1u);
 }
 
+TEST(KnowledgeBase, PathAgreementIsCarriedAcrossSmallWritesAndMeasuredAgainAfterLargeOnes) {
+  KnowledgeBase kb(small_options());
+  kb.upsert(corpus(100));
+  ASSERT_TRUE(kb.current()->path_agreement().measured());
+  EXPECT_EQ(kb.current()->path_agreement().version, 1u);
+  auto docs = corpus(100);
+  docs[3].text += " changed";  // 1 chunk embedded + 1 retired: 2% of 100
+  auto s = kb.upsert(docs);
+  ASSERT_FALSE(s.refitted);
+  EXPECT_EQ(kb.version(), 2u);
+  EXPECT_EQ(kb.current()->path_agreement().version, 1u) << "carried: 2 of 100 chunks changed";
+  for (int i = 10; i < 13; ++i) docs[i].text += " changed";  // 6 more: 8 of 100 since measured
+  s = kb.upsert(docs);
+  ASSERT_FALSE(s.refitted);
+  EXPECT_EQ(kb.current()->path_agreement().version, 3u) << "measured again past 5%";
+  docs[20].text += " changed";
+  kb.upsert(docs);
+  EXPECT_EQ(kb.current()->path_agreement().version, 3u) << "the count restarts at the measurement";
+}
+
 TEST(KnowledgeBase, EmptyAndDuplicateDocumentsAreReportedNotFatal) {
   KnowledgeBase kb(small_options());
   auto docs = corpus(5);

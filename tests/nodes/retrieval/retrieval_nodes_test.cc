@@ -171,7 +171,12 @@ TEST(RetrievalNodes, FuseConfigMapsOntoEngineOptions) {
   c.set_rrf_k(20);
   c.set_feedback_docs(0);
   c.set_top_k(5);
+  c.set_min_path_agreement(0.5f);
+  c.set_low_agreement_bm25_weight(0.8f);
   const RetrieveOptions o = retrieve_options_from(c);
+  EXPECT_FLOAT_EQ(o.min_path_agreement, 0.5f);
+  EXPECT_EQ(o.low_agreement.method, FusionMethod::kWeighted);
+  EXPECT_FLOAT_EQ(o.low_agreement.bm25_weight, 0.8f);
   EXPECT_EQ(o.natural_language.method, FusionMethod::kRrf);
   EXPECT_FLOAT_EQ(o.natural_language.final_weight(), 0.1f);
   EXPECT_FLOAT_EQ(o.exact_lookup.bm25_weight, 0.7f);
@@ -198,7 +203,9 @@ TEST(RetrievalNodes, FuseConfigLoadsAFusionProfile) {
   c.set_exact_lookup_bm25_weight(0.65f);
   c.set_rrf_k(60);
   c.set_profile("cacm.profile.json");
+  c.set_min_path_agreement(0.64f);
   const RetrieveOptions o = retrieve_options_from(c, dir);
+  EXPECT_EQ(o.min_path_agreement, 0.f) << "a profile replaces the path-agreement switch";
   EXPECT_FLOAT_EQ(o.natural_language.bm25_weight, 0.9f);
   EXPECT_FLOAT_EQ(o.natural_language.final_weight(), 0.7f);
   EXPECT_EQ(o.exact_lookup.method, FusionMethod::kWeighted) << "not tuned in the profile: the pipeline's";
