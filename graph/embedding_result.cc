@@ -10,7 +10,9 @@ std::string embedding_event_json(const EmbeddingResult& result, bool base64) {
   const size_t dim = size_t(result.dimension);
   const size_t n = dim == 0 ? 0 : result.vectors.size() / dim;
   std::string body;
-  body.reserve(64 + n * (base64 ? dim * 16 / 3 + 64 : dim * 12 + 64));
+  // Shortest float text is at most 15 characters ("-1.2345678e-05") and usually 11-13, plus a
+  // comma: reserving 12 a value made a 256 x 512 answer outgrow its buffer and double it.
+  body.reserve(64 + n * (base64 ? dim * 16 / 3 + 64 : dim * 16 + 64));
   body += "{\"data\":[";
   char buf[32];
   for (size_t i = 0; i < n; ++i) {
