@@ -41,12 +41,14 @@ PathAgreement measure_path_agreement(const KbSnapshot& snapshot, const PathAgree
     std::swap(order[i], order[pick(rng)]);
   }
   std::vector<std::string> queries;
+  std::unordered_set<std::string> taken;
   queries.reserve(m);
   for (std::size_t i = 0; i < m; ++i) {
     std::string q = opening_words(index_text(snapshot.chunks()[order[i]]), options.words);
-    if (!snapshot.analyzer().terms(q).empty()) queries.push_back(std::move(q));
+    if (snapshot.analyzer().terms(q).empty() || !taken.insert(q).second) continue;
+    queries.push_back(std::move(q));
   }
-  if (queries.empty()) return out;
+  if (queries.empty() || queries.size() < options.min_samples) return out;
   const std::vector<float> vectors = snapshot.embedder().embed(queries);
   const auto dense = snapshot.search_dense(vectors.data(), queries.size(), options.top);
   double sum = 0;

@@ -3,7 +3,9 @@
 // model does not fit the corpus.
 //
 // Pseudo-queries: `samples` chunks drawn without replacement (a fixed seed, so one corpus always
-// gives the same figure), each cut to its first `words` words of title and text. For each, both
+// gives the same figure), each cut to its first `words` words of title and text; an opening
+// already taken (boilerplate: a licence header every source file starts with) is skipped, and
+// with fewer than `min_samples` distinct ones the figure is not measured. For each, both
 // paths return their top `top`, and the agreement is the share of BM25's top that the dense top
 // also holds; the figure is the mean over the pseudo-queries (0-1).
 //
@@ -32,6 +34,7 @@ struct PathAgreementOptions {
   std::size_t words = 30;        // words of each chunk's opening that make its pseudo-query
   std::size_t top = 10;          // the lists compared: what a user reads
   std::size_t min_chunks = 50;   // below this the figure is not measured (too few neighbours)
+  std::size_t min_samples = 20;  // distinct pseudo-queries needed for a figure
   std::uint64_t seed = 42;
 };
 

@@ -114,7 +114,9 @@ TEST(KnowledgeBaseUseLite, AKbBinNamingAMissingEncoderIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("embedded with use-lite"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("/nonexistent/use-lite.gguf"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(KnowledgeBase(KnowledgeBaseOptions{.dense_model = "bert"}), std::invalid_argument);
+  KnowledgeBaseOptions unknown_model;
+  unknown_model.dense_model = "bert";
+  EXPECT_THROW(KnowledgeBase{unknown_model}, std::invalid_argument);
   std::filesystem::remove_all(dir);
 }
 

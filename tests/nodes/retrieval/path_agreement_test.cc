@@ -103,6 +103,20 @@ TEST(PathAgreement, IsNotMeasuredOnASmallKnowledgeBase) {
   EXPECT_FALSE(lexical_led(o, *small)) << "an unmeasured figure keeps the configured weights";
 }
 
+TEST(PathAgreement, BoilerplateOpeningsCountOnceAndTooFewDistinctOnesGiveNoFigure) {
+  // Every chunk opens with the same licence header: one distinct pseudo-query, no figure.
+  auto chunks = topical_corpus();
+  const std::string header =
+      "Copyright 2026 the authors licensed under the Apache License version 2.0 you may not use this file except in "
+      "compliance with the License you may obtain a copy of the License at the address below ";
+  for (auto& c : chunks) c.text = header + c.text;
+  const auto boilerplate = snapshot_with(std::make_shared<HashEmbedder>(), chunks);
+  EXPECT_FALSE(boilerplate->path_agreement().measured());
+  // Distinct openings are all used.
+  const auto plain = snapshot_with(std::make_shared<HashEmbedder>(), topical_corpus());
+  EXPECT_EQ(plain->path_agreement().samples, 120u);
+}
+
 TEST(PathAgreement, LowAgreementLeadsTheHybridWithBm25WithoutFeedback) {
   const auto chunks = topical_corpus();
   const auto unrelated = snapshot_with(std::make_shared<HashEmbedder>(), chunks);
