@@ -1,5 +1,4 @@
 // Registers the retrieval node kinds: embed, dense, bm25, fuse, rerank, answer.
-#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 
@@ -67,16 +66,8 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
         auto kb = open_kb(spec.fuse().knowledge_base(), ctx);
         auto options = retrieval::retrieve_options_from(spec.fuse(), ctx.base_dir);
-        // Which way the hybrid leads on this corpus, for whoever reads the start-up log; each
-        // later snapshot (ingest, POST /v1/documents) measures again (kb/path_agreement.h).
-        const auto snapshot = kb->current();
-        if (snapshot && snapshot->path_agreement().measured() && options.min_path_agreement > 0) {
-          std::fprintf(stderr, "sluice: node '%s': path agreement %.2f on the knowledge base's own text (bar %.2f): "
-                               "the hybrid is led by %s\n",
-                       spec.name().c_str(), snapshot->path_agreement().overlap, options.min_path_agreement,
-                       retrieval::lexical_led(options, *snapshot) ? "BM25" : "the configured weights");
-        }
-        return std::make_unique<retrieval::FuseNode>(std::move(kb), std::move(options), ctx.stage_index, ctx.shrink_factor);
+        return std::make_unique<retrieval::FuseNode>(std::move(kb), std::move(options), ctx.stage_index, ctx.shrink_factor,
+                                                     spec.name(), ctx.metrics);
       },
   });
   registry.add(NodeKind{

@@ -75,6 +75,7 @@ void FuseNode::process(Batch& batch) {
   for (auto& r : batch.requests) {
     if (!r->active()) continue;
     const auto gen = pinned_snapshot(*r, *kb_);
+    watch_.observe(*gen, options_);
     const auto bm25 = r->attachment<std::vector<ScoredDoc>>(kBm25Key);
     const auto dense = r->attachment<std::vector<ScoredDoc>>(kDenseKey);
     const auto qv = r->attachment<std::vector<float>>(kQueryVectorKey);

@@ -26,6 +26,7 @@
 #include "nodes/retrieval/kb/extractive_answer.h"
 #include "nodes/retrieval/kb/knowledge_base.h"
 #include "nodes/retrieval/kb/retriever.h"
+#include "nodes/retrieval/node/path_agreement_watch.h"
 #include "nodes/retrieval/node/knowledge_base_documents.h"
 
 namespace sluice::retrieval {
@@ -87,17 +88,24 @@ class FuseNode final : public KnowledgeBaseNode {
  public:
   // `stage_index`, `shrink_factor`: NodeContext's (a shrunk request keeps top_k times the
   // factor, at least 1: fewer passages for the stages after it).
-  FuseNode(std::shared_ptr<KnowledgeBase> kb, RetrieveOptions options, std::uint16_t stage_index = 0, double shrink_factor = 1)
+  // `name`, `metrics` (may be null): for the path-agreement gauges and log lines
+  // (path_agreement_watch.h); the knowledge base's current snapshot is reported at once.
+  FuseNode(std::shared_ptr<KnowledgeBase> kb, RetrieveOptions options, std::uint16_t stage_index = 0, double shrink_factor = 1,
+           std::string name = "fuse", MetricsRegistry* metrics = nullptr)
       : KnowledgeBaseNode(std::move(kb)),
         options_(options),
         shrunk_top_k_(std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(options.top_k) * shrink_factor))),
-        stage_index_(stage_index) {}
+        stage_index_(stage_index),
+        watch_(std::move(name), metrics) {
+    if (const auto snapshot = kb_->current()) watch_.observe(*snapshot, options_);
+  }
   void process(Batch& batch) override;
 
  private:
   RetrieveOptions options_;
   std::size_t shrunk_top_k_;
   std::uint16_t stage_index_;
+  PathAgreementWatch watch_;
 };
 
 class RerankNode final : public KnowledgeBaseNode {
