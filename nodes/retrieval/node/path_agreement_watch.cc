@@ -18,9 +18,11 @@ PathAgreementWatch::PathAgreementWatch(std::string node, MetricsRegistry* metric
 void PathAgreementWatch::observe(const KbSnapshot& snapshot, const RetrieveOptions& options) {
   const std::uint64_t version = snapshot.version();
   std::uint64_t seen = version_.load(std::memory_order_acquire);
-  if (seen == version) return;
-  // One thread reports each new version; the others go on ranking.
-  if (!version_.compare_exchange_strong(seen, version, std::memory_order_acq_rel)) return;
+  // Forward only: a request pinned to the snapshot before a swap must not report it again. One
+  // thread reports each newer version; the others go on ranking.
+  do {
+    if (seen != kNone && version <= seen) return;
+  } while (!version_.compare_exchange_weak(seen, version, std::memory_order_acq_rel));
   const PathAgreement& a = snapshot.path_agreement();
   const int lead = lexical_led(options, snapshot) ? 1 : 0;
   if (agreement_ != nullptr) agreement_->set(a.measured() ? a.overlap : -1.0);

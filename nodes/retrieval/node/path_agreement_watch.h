@@ -7,8 +7,9 @@
 //           sluice_fuse_bm25_led{node}        1 while the hybrid is led by BM25
 //   log     one line for the first snapshot seen and one at each change of lead
 //
-// observe() is called per batch; a snapshot already seen costs one atomic load.
-// Thread-safety: observe() may run on many threads at once; each new version is reported once.
+// observe() is called per request; a snapshot already seen, or older than one seen (a request
+// pinned before a swap), costs one atomic load.
+// Thread-safety: observe() may run on many threads at once; each newer version is reported once.
 #pragma once
 
 #include <atomic>

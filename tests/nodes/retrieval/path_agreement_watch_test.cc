@@ -42,6 +42,12 @@ TEST(PathAgreementWatch, GaugesFollowTheSnapshotAndEachChangeOfLeadIsLoggedOnce)
   EXPECT_EQ(count(log, "knowledge base version 2"), 1u) << log;
   EXPECT_EQ(count(log, "the hybrid is now led by BM25"), 1u) << log;
 
+  // A request pinned to the snapshot before the swap reports nothing and moves nothing back.
+  testing::internal::CaptureStderr();
+  watch.observe(*fitted, options);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(led.value(), 1);
+
   // A new version with the same lead updates the gauges without a line.
   const auto again = snapshot_with(std::make_shared<HashEmbedder>(), chunks, 3);
   testing::internal::CaptureStderr();
