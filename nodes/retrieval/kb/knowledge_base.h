@@ -160,7 +160,7 @@ class KnowledgeBase {
   std::size_t changed_since_fit_ GUARDED_BY(write_mu_) = 0;
   // Chunks embedded or retired since the live snapshot's path agreement was measured: below
   // kRemeasureAgreementShare of the total, a new snapshot carries the figure instead of spending
-  // 256 searches and embeddings on it (0.2 s with USE-lite) for every small write.
+  // 256 searches and embeddings on it (0.44-0.61 s with USE-lite) for every small write.
   std::size_t changed_since_agreement_ GUARDED_BY(write_mu_) = 0;
   static constexpr double kRemeasureAgreementShare = 0.05;
   std::string loaded_from_;                // set at construction, read-only after

@@ -16,8 +16,8 @@
 //
 // Cost: `samples` BM25 searches, one batched embedding and `samples` dense searches, at
 // snapshot build (kb_snapshot.h): 11 ms for 256 samples with LSA on Cranfield or CACM (one
-// thread; a USE-lite knowledge base adds the embedding of 256 short texts, about 0.2 s at its
-// measured 1,300 sentences/s). The knowledge base carries a figure across small writes
+// thread); 0.61 s on Cranfield and 0.44 s on CACM with USE-lite, whose embedding of the 256
+// texts is most of it. The knowledge base carries a figure across small writes
 // (knowledge_base.h), so a POST /v1/documents of a few documents does not pay it.
 // Thread-safe: a pure function of the snapshot.
 #pragma once
@@ -30,7 +30,7 @@ namespace sluice::retrieval {
 class KbSnapshot;
 
 struct PathAgreementOptions {
-  std::size_t samples = 256;     // pseudo-queries; the mean's standard error is about 0.015
+  std::size_t samples = 256;     // pseudo-queries; over 30 seeds the figure varied by sd 0.008-0.012
   std::size_t words = 30;        // words of each chunk's opening that make its pseudo-query
   std::size_t top = 10;          // the lists compared: what a user reads
   std::size_t min_chunks = 50;   // below this the figure is not measured (too few neighbours)
