@@ -26,7 +26,7 @@ struct Pending {
   std::function<void(Status)> done;
 };
 
-void delivery_trampoline(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
+void queue_delivery_trampoline(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
   static_cast<KafkaJobQueue*>(opaque)->delivered(*message);
 }
 
@@ -79,7 +79,7 @@ void KafkaJobQueue::start() {
   producer_props.emplace_back("message.timeout.ms", std::to_string(ack_timeout_ / 1'000'000));
   KafkaConf pconf;
   if (Status s = make_conf(producer_props, &pconf); !s.ok()) fail(s);
-  rd_kafka_conf_set_dr_msg_cb(pconf.get(), delivery_trampoline);
+  rd_kafka_conf_set_dr_msg_cb(pconf.get(), queue_delivery_trampoline);
   rd_kafka_conf_set_opaque(pconf.get(), this);
   if (Status s = make_handle(RD_KAFKA_PRODUCER, std::move(pconf), &producer_); !s.ok()) fail(s);
   jobs_topic_ = rd_kafka_topic_new(producer_.get(), config_.topic().c_str(), nullptr);

@@ -36,7 +36,7 @@ void rebalance_trampoline(rd_kafka_t* consumer, rd_kafka_resp_err_t err, rd_kafk
   static_cast<KafkaSource::Impl*>(opaque)->on_rebalance(consumer, err, partitions);
 }
 
-void delivery_trampoline(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
+void source_delivery_trampoline(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
   static_cast<KafkaSource::Impl*>(opaque)->on_delivery(message);
 }
 
@@ -136,7 +136,7 @@ void KafkaSource::start() {
   const std::vector<Property> producer_props = producer_properties(s.properties);
   KafkaConf pconf;
   if (Status st = make_conf(producer_props, &pconf); !st.ok()) throw std::runtime_error("source '" + s.name + "': " + st.message);
-  rd_kafka_conf_set_dr_msg_cb(pconf.get(), delivery_trampoline);
+  rd_kafka_conf_set_dr_msg_cb(pconf.get(), source_delivery_trampoline);
   rd_kafka_conf_set_opaque(pconf.get(), &s);
   if (Status st = make_handle(RD_KAFKA_PRODUCER, std::move(pconf), &s.producer); !st.ok()) {
     throw std::runtime_error("source '" + s.name + "': " + st.message);

@@ -14,7 +14,6 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-std::uint32_t add(std::uint32_t a, std::uint32_t b) { return std::min<std::uint64_t>(std::uint64_t(a) + b, kInfinite); }
 
 const std::set<std::string>& annotations() {
   static const std::set<std::string> k = {"title", "description", "default", "examples", "$schema", "$id", "$comment",
@@ -409,7 +408,7 @@ class GrammarBuilder {
             for (std::uint32_t c : n.children) m = std::min(m, nodes[c].min_bytes);
             break;
           case NodeKind::kLiteral: m = std::uint32_t(n.literal.size()); break;
-          case NodeKind::kString: m = add(2, n.min_count); break;
+          case NodeKind::kString: m = add_bytes(2, n.min_count); break;
           case NodeKind::kNumber: m = 1; break;
           case NodeKind::kInteger:
             if (!n.bounded || (n.min_value <= 0 && n.max_value >= 0)) m = 1;
@@ -420,7 +419,7 @@ class GrammarBuilder {
           case NodeKind::kArray: {
             const std::uint32_t item = nodes[n.children[0]].min_bytes;
             m = n.min_count == 0 ? 2
-                                 : add(2, add(std::min<std::uint64_t>(std::uint64_t(n.min_count) * item, kInfinite),
+                                 : add_bytes(2, add_bytes(multiply_bytes(n.min_count, item),
                                               n.min_count - 1));
             break;
           }
@@ -428,8 +427,8 @@ class GrammarBuilder {
             const std::size_t k = n.children.size();
             n.suffix.assign(k + 1, 1);
             for (std::size_t i = k; i-- > 0;)
-              n.suffix[i] = add(add(std::uint32_t(n.prefixes[i].size()), nodes[n.children[i]].min_bytes), n.suffix[i + 1]);
-            m = add(1, n.suffix[0]);
+              n.suffix[i] = add_bytes(add_bytes(std::uint32_t(n.prefixes[i].size()), nodes[n.children[i]].min_bytes), n.suffix[i + 1]);
+            m = add_bytes(1, n.suffix[0]);
             break;
           }
         }

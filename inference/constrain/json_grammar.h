@@ -36,6 +36,15 @@ enum class NodeKind : std::uint8_t { kAnyOf, kLiteral, kString, kNumber, kIntege
 
 inline constexpr std::uint32_t kUnbounded = 0xffffffffu;
 inline constexpr std::uint32_t kInfinite = 1u << 30;  // min_bytes of a value with no finite instance
+// Byte counts that saturate at kInfinite (a sum or product with no finite instance stays so).
+inline std::uint32_t add_bytes(std::uint32_t a, std::uint32_t b) {
+  const std::uint64_t s = std::uint64_t(a) + b;
+  return s < kInfinite ? std::uint32_t(s) : kInfinite;
+}
+inline std::uint32_t multiply_bytes(std::uint32_t a, std::uint32_t b) {
+  const std::uint64_t p = std::uint64_t(a) * b;
+  return p < kInfinite ? std::uint32_t(p) : kInfinite;
+}
 
 struct GrammarNode {
   NodeKind kind = NodeKind::kAnyOf;

@@ -19,8 +19,6 @@ enum : std::uint8_t { F_OPEN, F_FIRST, F_KEYSTART, F_COLON, F_GAP, F_NEXT };
 // Array phases (a = items begun).
 enum : std::uint8_t { A_OPEN, A_FIRST, A_NEXT, A_ITEMSTART };
 
-std::uint32_t add(std::uint32_t a, std::uint32_t b) { return std::min<std::uint64_t>(std::uint64_t(a) + b, kInfinite); }
-std::uint32_t sat_mul(std::uint32_t a, std::uint32_t b) { return std::uint32_t(std::min<std::uint64_t>(std::uint64_t(a) * b, kInfinite)); }
 bool digit(std::uint8_t c) { return c >= '0' && c <= '9'; }
 bool hex(std::uint8_t c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
@@ -389,10 +387,10 @@ std::uint32_t JsonMatcher::rest(const Frame& f) const {
     case kStr: {
       const std::uint32_t chars = f.a < n.min_count ? n.min_count - f.a : 0;
       switch (f.phase) {
-        case S_OPEN: return add(2, n.min_count);
-        case S_BODY: return add(1, chars);
-        case S_ESC: return add(2, chars);
-        default: return add(f.b + 1, chars);  // S_HEX, S_UTF8
+        case S_OPEN: return add_bytes(2, n.min_count);
+        case S_BODY: return add_bytes(1, chars);
+        case S_ESC: return add_bytes(2, chars);
+        default: return add_bytes(f.b + 1, chars);  // S_HEX, S_UTF8
       }
     }
     case kNum: {
@@ -413,8 +411,8 @@ std::uint32_t JsonMatcher::rest(const Frame& f) const {
       switch (f.phase) {
         case O_OPEN: return n.min_bytes;
         case O_PREFIX:
-          return add(add(std::uint32_t(n.prefixes[f.a].size() - f.b), g_.node(n.children[f.a]).min_bytes), n.suffix[f.a + 1]);
-        case O_GAP: return add(g_.node(n.children[f.a]).min_bytes, n.suffix[f.a + 1]);
+          return add_bytes(add_bytes(std::uint32_t(n.prefixes[f.a].size() - f.b), g_.node(n.children[f.a]).min_bytes), n.suffix[f.a + 1]);
+        case O_GAP: return add_bytes(g_.node(n.children[f.a]).min_bytes, n.suffix[f.a + 1]);
         case O_AFTER: return n.suffix[f.a + 1];
         default: return 1;  // O_CLOSE
       }
@@ -423,21 +421,21 @@ std::uint32_t JsonMatcher::rest(const Frame& f) const {
       switch (f.phase) {
         case F_OPEN: return 2;
         case F_FIRST: return 1;
-        case F_KEYSTART: return add(add(g_.node(n.children[1]).min_bytes, 2), value);  // key ':' value '}'
-        case F_COLON: return add(2, value);
-        case F_GAP: return add(1, value);
+        case F_KEYSTART: return add_bytes(add_bytes(g_.node(n.children[1]).min_bytes, 2), value);  // key ':' value '}'
+        case F_COLON: return add_bytes(2, value);
+        case F_GAP: return add_bytes(1, value);
         default: return 1;  // F_NEXT
       }
     }
     case kArr: {
       const std::uint32_t item = g_.node(n.children[0]).min_bytes;
-      const std::uint32_t per = add(item, 1);  // ',' item
+      const std::uint32_t per = add_bytes(item, 1);  // ',' item
       switch (f.phase) {
         case A_OPEN: return n.min_bytes;
-        case A_FIRST: return n.min_count == 0 ? 1 : add(add(sat_mul(n.min_count, item), n.min_count - 1), 1);
-        case A_NEXT: return f.a >= n.min_count ? 1 : add(sat_mul(n.min_count - f.a, per), 1);
+        case A_FIRST: return n.min_count == 0 ? 1 : add_bytes(add_bytes(multiply_bytes(n.min_count, item), n.min_count - 1), 1);
+        case A_NEXT: return f.a >= n.min_count ? 1 : add_bytes(multiply_bytes(n.min_count - f.a, per), 1);
         default:  // A_ITEMSTART: the item after ',' is owed
-          return add(add(item, f.a + 1 >= n.min_count ? 0 : sat_mul(n.min_count - f.a - 1, per)), 1);
+          return add_bytes(add_bytes(item, f.a + 1 >= n.min_count ? 0 : multiply_bytes(n.min_count - f.a - 1, per)), 1);
       }
     }
   }
@@ -449,7 +447,7 @@ std::uint32_t JsonMatcher::min_remaining(const MatchState& st) const {
   std::uint32_t begin = 0;
   for (std::uint32_t end : st.ends) {
     std::uint32_t sum = 0;
-    for (std::uint32_t i = begin; i < end; ++i) sum = add(sum, rest(st.frames[i]));
+    for (std::uint32_t i = begin; i < end; ++i) sum = add_bytes(sum, rest(st.frames[i]));
     best = std::min(best, sum);
     begin = end;
   }
