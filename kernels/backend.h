@@ -9,10 +9,17 @@
 //   block table (the paged layout the serving engine shares): position p of a sequence lives in
 //   block table[p / block_size], slot p % block_size.
 // - A backend instance may be used by one thread at a time; it parallelises internally.
+// - Memory for its operands comes from the backend (allocate; BackendBuffer in
+//   kernels/backend_buffer.h) and is filled and read through it (copy_to_backend,
+//   copy_to_host), so code above kernels/ runs unchanged on host and device memory. A
+//   host-memory backend (the CPU's) takes host pointers from anywhere.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <new>
 
 namespace sluice::kernels {
 
@@ -103,6 +110,19 @@ class KernelBackend {
   virtual void add(float* x, const float* y, int64_t count) = 0;
   // Writes row `row` of w as float (embedding lookup).
   virtual void get_row(const MatrixView& w, int64_t row, float* out) = 0;
+
+  // Operand memory. The defaults are host memory; a device backend overrides all of them.
+  // True when operands may be any host memory (no copies needed).
+  virtual bool host_memory() const { return true; }
+  // `bytes` of operand memory, 64-byte aligned, uninitialised; throws std::bad_alloc or
+  // std::runtime_error when none is left.
+  virtual void* allocate(size_t bytes) { return ::operator new(bytes, std::align_val_t(64)); }
+  virtual void deallocate(void* p) noexcept { ::operator delete(p, std::align_val_t(64)); }
+  // Copies ordered with the operations: into backend memory from the host, out of it to the
+  // host (returns when the bytes are there), and within it.
+  virtual void copy_to_backend(void* dst, const void* host_src, size_t bytes) { std::memcpy(dst, host_src, bytes); }
+  virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) { std::memcpy(host_dst, src, bytes); }
+  virtual void copy_within(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 };
 
 }  // namespace sluice::kernels

@@ -11,20 +11,28 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "kernels/backend.h"
 
 namespace sluice::kernels {
 
-enum class BackendKind { kCpu };
-const char* backend_kind_name(BackendKind kind);  // "cpu"
+enum class BackendKind { kCpu, kCuda };
+const char* backend_kind_name(BackendKind kind);  // "cpu", "cuda"
+
+// Whether this build and machine can run `kind`: the CPU always; CUDA when the build has the
+// CUDA backend (cmake/Cuda.cmake) and a device is usable. When not, `why` says what is missing.
+bool backend_kind_available(BackendKind kind, std::string* why = nullptr);
+// Whether `kind`'s operands live in host memory (so weights stay in the mapped file).
+bool backend_kind_uses_host_memory(BackendKind kind);
 
 struct BackendOptions {
   BackendKind kind = BackendKind::kCpu;
   int threads = 1;  // CPU: kernel threads (one oneTBB arena)
 };
 
+// Throws std::runtime_error when the kind is not available (backend_kind_available's reason).
 std::unique_ptr<KernelBackend> make_backend(const BackendOptions& options);
 
 // The backend a generator runs on: one made here for BackendOptions (and owned), or one the
@@ -54,5 +62,17 @@ class PreparedWeights {
 // copies, or null when no view changed; it must outlive every use of the views. A view that
 // changed no longer reads its old bytes.
 std::unique_ptr<PreparedWeights> prepare_matmul_weights(BackendKind kind, MatrixView* const* views, size_t count);
+
+// A float vector of a model (a norm's weights) that place_weights may move.
+struct WeightVector {
+  const float** data;
+  int64_t length;
+};
+// Puts a model's weights where a backend of a device-memory kind reads them: every matrix and
+// vector is copied into device memory once (views sharing data share the copy) and its
+// pointer replaced. For host-memory kinds nothing moves and null is returned. The result must
+// outlive every use of the pointers; a model loaded for a device kind runs on no other kind.
+std::unique_ptr<PreparedWeights> place_weights(BackendKind kind, MatrixView* const* views, size_t count,
+                                               const WeightVector* vectors, size_t vector_count);
 
 }  // namespace sluice::kernels

@@ -54,7 +54,7 @@ EngineScheduler::EngineScheduler(const LlamaModel& model, const EngineOptions& o
       context_(resolve_context(model, options)),
       backend_(std::move(backend)),
       pool_(model.config().n_layers, model.config().n_kv_heads * model.config().head_dim,
-            std::max(1, options.block_size), pool_blocks(model, options, context_), options.kv_type),
+            std::max(1, options.block_size), pool_blocks(model, options, context_), options.kv_type, &backend_.get()),
       blocks_(pool_),
       forward_(model, backend_.get(), std::max({options.step_tokens, options.max_running, 1})),
       model_scope_(fnv1a64(options.model_id)) {

@@ -32,7 +32,7 @@ Generator::Generator(const LlamaModel& model, const GeneratorOptions& options, k
       backend_(std::move(backend)),
       pool_(model.config().n_layers, model.config().n_kv_heads * model.config().head_dim,
             std::max(1, options.kv_block_size), blocks_for(context_, std::max(1, options.kv_block_size)),
-            options.kv_type),
+            options.kv_type, &backend_.get()),
       seq_(pool_),
       forward_(model, backend_.get(), options.max_batch),
       logits_(size_t(model.config().vocab_size)) {}

@@ -15,18 +15,25 @@ size_t kv_element_bytes(kernels::DType type) {
   throw std::invalid_argument("KV cache: element type " + std::to_string(uint32_t(type)) + " is not f32 or f16");
 }
 
-KvBlockPool::KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks, kernels::DType type)
-    : n_layers_(n_layers), kv_dim_(kv_dim), block_size_(block_size), num_blocks_(num_blocks), type_(type),
-      k_(size_t(n_layers)), v_(size_t(n_layers)) {
+KvBlockPool::KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks, kernels::DType type,
+                         kernels::KernelBackend* memory)
+    : n_layers_(n_layers), kv_dim_(kv_dim), block_size_(block_size), num_blocks_(num_blocks), type_(type) {
   const size_t bytes = size_t(num_blocks) * size_t(block_size) * size_t(kv_dim) * kv_element_bytes(type);
+  if (memory && !memory->host_memory()) device_ = memory;
   for (int l = 0; l < n_layers; ++l) {
-    k_[size_t(l)].reset(new char[bytes]);
-    v_[size_t(l)].reset(new char[bytes]);
+    if (device_) {
+      device_k_.emplace_back(*device_, bytes);
+      device_v_.emplace_back(*device_, bytes);
+    } else {
+      k_.emplace_back(new char[bytes]);
+      v_.emplace_back(new char[bytes]);
+    }
   }
   for (int b = num_blocks - 1; b >= 0; --b) free_.push_back(b);  // hand out 0, 1, 2, ... first
 }
 
 kernels::KvLayerView KvBlockPool::layer(int l) {
+  if (device_) return {device_k_[size_t(l)].data(), device_v_[size_t(l)].data(), block_size_, kv_dim_, type_};
   return {k_[size_t(l)].get(), v_[size_t(l)].get(), block_size_, kv_dim_, type_};
 }
 
@@ -42,8 +49,14 @@ void KvBlockPool::release(int32_t block) { free_.push_back(block); }
 void KvBlockPool::copy_block(int32_t from, int32_t to) {
   const size_t bytes = size_t(block_size_) * size_t(kv_dim_) * kv_element_bytes(type_);
   for (int l = 0; l < n_layers_; ++l) {
-    std::copy_n(k_[size_t(l)].get() + size_t(from) * bytes, bytes, k_[size_t(l)].get() + size_t(to) * bytes);
-    std::copy_n(v_[size_t(l)].get() + size_t(from) * bytes, bytes, v_[size_t(l)].get() + size_t(to) * bytes);
+    const kernels::KvLayerView view = layer(l);
+    for (void* pool : {view.k, view.v}) {
+      char* base = static_cast<char*>(pool);
+      if (device_)
+        device_->copy_within(base + size_t(to) * bytes, base + size_t(from) * bytes, bytes);
+      else
+        std::copy_n(base + size_t(from) * bytes, bytes, base + size_t(to) * bytes);
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/backend_buffer.h"
 
 namespace sluice::inference {
 
@@ -23,7 +24,11 @@ inline size_t kv_block_bytes(int n_layers, int kv_dim, int block_size, kernels::
 
 class KvBlockPool {
  public:
-  KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks, kernels::DType type = kernels::DType::kF32);
+  // `memory`: the backend whose operations read the pools; a device-memory backend's pools are
+  // its memory (the KV budget in bytes is then device memory). Null or a host-memory backend:
+  // host memory.
+  KvBlockPool(int n_layers, int kv_dim, int block_size, int num_blocks, kernels::DType type = kernels::DType::kF32,
+              kernels::KernelBackend* memory = nullptr);
 
   int block_size() const { return block_size_; }
   int num_blocks() const { return num_blocks_; }
@@ -45,6 +50,8 @@ class KvBlockPool {
   // huge pages: with transparent huge pages advised, first touches of a new 2 MiB page (24
   // pools at once) stalled single engine steps to 1.6-2.4x (docs/benchmarks.md).
   std::vector<std::unique_ptr<char[]>> k_, v_;
+  kernels::KernelBackend* device_ = nullptr;  // set when the pools are a device backend's
+  std::vector<kernels::BackendBuffer> device_k_, device_v_;
   std::vector<int32_t> free_;
 };
 

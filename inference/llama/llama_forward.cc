@@ -1,24 +1,37 @@
 #include "inference/llama/llama_forward.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 namespace sluice::inference {
 
+namespace {
+kernels::BackendBuffer floats(kernels::KernelBackend& backend, size_t n) {
+  return kernels::BackendBuffer(backend, n * sizeof(float));
+}
+}  // namespace
+
 LlamaForward::LlamaForward(const LlamaModel& model, kernels::KernelBackend& backend, int max_batch)
     : model_(model), backend_(backend), max_batch_(std::max(1, max_batch)) {
+  // Device weights on a host backend would be dereferenced by the CPU. (Host weights on a
+  // device backend are the caller's choice to stage: the engine and Generator load the model
+  // and make the backend from one kind, so they never mix them.)
+  if (!model.weights_in_host_memory() && backend.host_memory())
+    throw std::invalid_argument("LlamaForward: the model's weights are in device memory but the backend computes in "
+                                "host memory; load the model for the backend's kind");
   const LlamaConfig& c = model.config();
   const size_t b = size_t(max_batch_);
   const size_t kv_dim = size_t(c.n_kv_heads) * size_t(c.head_dim);
-  x_.resize(b * size_t(c.dim));
-  xb_.resize(b * size_t(c.dim));
-  q_.resize(b * size_t(c.dim));
-  k_.resize(b * kv_dim);
-  v_.resize(b * kv_dim);
-  att_.resize(b * size_t(c.dim));
-  gate_.resize(b * size_t(c.hidden_dim));
-  up_.resize(b * size_t(c.hidden_dim));
+  x_ = floats(backend, b * size_t(c.dim));
+  xb_ = floats(backend, b * size_t(c.dim));
+  q_ = floats(backend, b * size_t(c.dim));
+  k_ = floats(backend, b * kv_dim);
+  v_ = floats(backend, b * kv_dim);
+  att_ = floats(backend, b * size_t(c.dim));
+  gate_ = floats(backend, b * size_t(c.hidden_dim));
+  up_ = floats(backend, b * size_t(c.hidden_dim));
 }
 
 void LlamaForward::forward(const int32_t* tokens, int64_t n, int64_t pos0, KvBlockPool& pool,
@@ -41,11 +54,10 @@ void LlamaForward::forward_chunk(const int32_t* tokens, int64_t n, int64_t pos0,
   run_layers(&segment, 1, n, pool);
   if (!logits) return;
   // Only the rows whose logits are wanted go through the final norm and output matrix.
-  const LlamaConfig& c = model_.config();
   const int64_t first = all_logits ? 0 : n - 1;
-  const int64_t rows = n - first;
-  backend_.rms_norm(x_.data() + first * c.dim, model_.output_norm, rows, c.dim, c.rms_eps, xb_.data());
-  backend_.matmul(model_.output, xb_.data(), rows, logits);
+  logits_rows_.clear();
+  for (int64_t t = first; t < n; ++t) logits_rows_.push_back(logits + (t - first) * model_.config().vocab_size);
+  output_logits(x_.floats() + first * model_.config().dim, n - first, logits_rows_.data());
 }
 
 void LlamaForward::forward_batch(const ForwardSegment* segments, size_t count, KvBlockPool& pool) {
@@ -57,42 +69,77 @@ void LlamaForward::forward_batch(const ForwardSegment* segments, size_t count, K
   if (total == 0) return;
   run_layers(segments, count, total, pool);
   // Gather the last row of every segment that wants logits, then one output product for all.
-  const LlamaConfig& c = model_.config();
-  const int64_t dim = c.dim, vocab = c.vocab_size;
+  const int64_t dim = model_.config().dim;
   int64_t rows = 0, offset = 0;
+  logits_rows_.clear();
   for (size_t i = 0; i < count; ++i) {
     offset += segments[i].n;
-    if (segments[i].logits && segments[i].n > 0)
-      std::copy_n(x_.data() + (offset - 1) * dim, dim, att_.data() + rows++ * dim);
+    if (!segments[i].logits || segments[i].n == 0) continue;
+    backend_.copy_within(att_.floats() + rows++ * dim, x_.floats() + (offset - 1) * dim, size_t(dim) * sizeof(float));
+    logits_rows_.push_back(segments[i].logits);
   }
-  if (rows == 0) return;
-  backend_.rms_norm(att_.data(), model_.output_norm, rows, dim, c.rms_eps, xb_.data());
-  if (batch_logits_.size() < size_t(rows * vocab)) batch_logits_.resize(size_t(rows * vocab));
-  backend_.matmul(model_.output, xb_.data(), rows, batch_logits_.data());
-  rows = 0;
-  for (size_t i = 0; i < count; ++i)
-    if (segments[i].logits && segments[i].n > 0)
-      std::copy_n(batch_logits_.data() + rows++ * vocab, vocab, segments[i].logits);
+  if (rows > 0) output_logits(att_.floats(), rows, logits_rows_.data());
 }
 
-void LlamaForward::run_layers(const ForwardSegment* segments, size_t count, int64_t n, KvBlockPool& pool) {
+void LlamaForward::output_logits(const float* hidden, int64_t rows, float* const* dst) {
+  const LlamaConfig& c = model_.config();
+  const int64_t vocab = c.vocab_size;
+  backend_.rms_norm(hidden, model_.output_norm, rows, c.dim, c.rms_eps, xb_.floats());
+  bool contiguous = backend_.host_memory();  // then the product may write the caller's rows
+  for (int64_t i = 1; i < rows && contiguous; ++i) contiguous = dst[i] == dst[0] + i * vocab;
+  if (contiguous) return backend_.matmul(model_.output, xb_.floats(), rows, dst[0]);
+  const size_t bytes = size_t(rows * vocab) * sizeof(float);
+  if (logits_.bytes() < bytes) logits_ = kernels::BackendBuffer(backend_, bytes);
+  backend_.matmul(model_.output, xb_.floats(), rows, logits_.floats());
+  const float* rows_at = logits_.floats();
+  if (!backend_.host_memory()) {  // one copy back for all rows
+    host_logits_.resize(size_t(rows * vocab));
+    backend_.copy_to_host(host_logits_.data(), rows_at, bytes);
+    rows_at = host_logits_.data();
+  }
+  for (int64_t i = 0; i < rows; ++i) std::memcpy(dst[i], rows_at + i * vocab, size_t(vocab) * sizeof(float));
+}
+
+const ForwardSegment* LlamaForward::stage_tables(const ForwardSegment* segments, size_t count, int block_size) {
+  if (backend_.host_memory()) return segments;
+  host_tables_.clear();
+  std::vector<size_t> offsets;
+  offsets.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const ForwardSegment& s = segments[i];
+    offsets.push_back(host_tables_.size());
+    const int64_t blocks = s.n > 0 ? (s.pos0 + s.n + block_size - 1) / block_size : 0;
+    host_tables_.insert(host_tables_.end(), s.block_table, s.block_table + blocks);
+  }
+  const size_t bytes = std::max<size_t>(1, host_tables_.size()) * sizeof(int32_t);
+  if (tables_.bytes() < bytes) tables_ = kernels::BackendBuffer(backend_, bytes * 2);
+  backend_.copy_to_backend(tables_.data(), host_tables_.data(), host_tables_.size() * sizeof(int32_t));
+  staged_.assign(segments, segments + count);
+  for (size_t i = 0; i < count; ++i) staged_[i].block_table = static_cast<const int32_t*>(tables_.data()) + offsets[i];
+  return staged_.data();
+}
+
+void LlamaForward::run_layers(const ForwardSegment* caller_segments, size_t count, int64_t n, KvBlockPool& pool) {
   const LlamaConfig& c = model_.config();
   const int64_t dim = c.dim, hid = c.hidden_dim, kv_dim = int64_t(c.n_kv_heads) * c.head_dim;
   kernels::KernelBackend& be = backend_;
+  const ForwardSegment* segments = stage_tables(caller_segments, count, pool.block_size());
+  float *x = x_.floats(), *xb = xb_.floats(), *q_all = q_.floats(), *k_all = k_.floats(), *v_all = v_.floats();
+  float *att = att_.floats(), *gate = gate_.floats(), *up = up_.floats();
   {
     int64_t t = 0;
     for (size_t i = 0; i < count; ++i)
-      for (int64_t j = 0; j < segments[i].n; ++j, ++t) be.get_row(model_.token_embd, segments[i].tokens[j], x_.data() + t * dim);
+      for (int64_t j = 0; j < segments[i].n; ++j, ++t) be.get_row(model_.token_embd, segments[i].tokens[j], x + t * dim);
   }
   const kernels::AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
   for (int l = 0; l < c.n_layers; ++l) {
     const LlamaLayer& L = model_.layers[size_t(l)];
     const kernels::KvLayerView kv = pool.layer(l);
-    be.rms_norm(x_.data(), L.attn_norm, n, dim, c.rms_eps, xb_.data());
+    be.rms_norm(x, L.attn_norm, n, dim, c.rms_eps, xb);
     {
       const kernels::MatrixView qkv[] = {L.wq, L.wk, L.wv};
-      float* const out[] = {q_.data(), k_.data(), v_.data()};
-      be.matmul_shared_input(qkv, 3, xb_.data(), n, out);
+      float* const out[] = {q_all, k_all, v_all};
+      be.matmul_shared_input(qkv, 3, xb, n, out);
     }
     // Position-dependent work, per segment: each has its own positions and block table. Every
     // segment's keys and values are stored before any attends (a segment writes only its own
@@ -102,26 +149,26 @@ void LlamaForward::run_layers(const ForwardSegment* segments, size_t count, int6
     for (size_t i = 0; i < count; ++i) {
       const ForwardSegment& s = segments[i];
       if (s.n == 0) continue;
-      float* q = q_.data() + t * dim;
-      float* k = k_.data() + t * kv_dim;
+      float* q = q_all + t * dim;
+      float* k = k_all + t * kv_dim;
       be.rope(q, s.n, c.n_heads, c.head_dim, c.n_rot, s.pos0, c.rope_base);
       be.rope(k, s.n, c.n_kv_heads, c.head_dim, c.n_rot, s.pos0, c.rope_base);
-      be.kv_store(kv, s.block_table, s.pos0, s.n, k, v_.data() + t * kv_dim);
-      attention_segments_.push_back({q, s.block_table, s.pos0, s.n, att_.data() + t * dim});
+      be.kv_store(kv, s.block_table, s.pos0, s.n, k, v_all + t * kv_dim);
+      attention_segments_.push_back({q, s.block_table, s.pos0, s.n, att + t * dim});
       t += s.n;
     }
     be.attention_batch(kv, attention_segments_.data(), attention_segments_.size(), shape);
-    be.matmul(L.wo, att_.data(), n, xb_.data());
-    be.add(x_.data(), xb_.data(), n * dim);
-    be.rms_norm(x_.data(), L.ffn_norm, n, dim, c.rms_eps, xb_.data());
+    be.matmul(L.wo, att, n, xb);
+    be.add(x, xb, n * dim);
+    be.rms_norm(x, L.ffn_norm, n, dim, c.rms_eps, xb);
     {
       const kernels::MatrixView gate_up[] = {L.w_gate, L.w_up};
-      float* const out[] = {gate_.data(), up_.data()};
-      be.matmul_shared_input(gate_up, 2, xb_.data(), n, out);
+      float* const out[] = {gate, up};
+      be.matmul_shared_input(gate_up, 2, xb, n, out);
     }
-    be.swiglu(gate_.data(), up_.data(), n * hid);
-    be.matmul(L.w_down, gate_.data(), n, xb_.data());
-    be.add(x_.data(), xb_.data(), n * dim);
+    be.swiglu(gate, up, n * hid);
+    be.matmul(L.w_down, gate, n, xb);
+    be.add(x, xb, n * dim);
   }
 }
 

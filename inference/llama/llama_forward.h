@@ -9,8 +9,11 @@
 // that segment's own block table. The kernels compute each token's row independently of the
 // others in the batch, so a sequence's logits do not depend on what it was batched with.
 //
-// Owns its scratch buffers; borrows the model and backend (which must outlive it). One thread
-// at a time.
+// Owns its scratch buffers, in the backend's memory; borrows the model and backend (which must
+// outlive it). Token ids, block tables and logits stay host memory for the caller: on a
+// device-memory backend the tables are staged into device memory each pass and only the
+// logits rows asked for are copied back. A model loaded for a device kind needs a backend of
+// that kind (std::invalid_argument on a host-memory one). One thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@
 #include "inference/llama/kv_cache.h"
 #include "inference/llama/llama_model.h"
 #include "kernels/backend.h"
+#include "kernels/backend_buffer.h"
 
 namespace sluice::inference {
 
@@ -56,10 +60,22 @@ class LlamaForward {
   // hidden states in x_.
   void run_layers(const ForwardSegment* segments, size_t count, int64_t n, KvBlockPool& pool);
 
+  // The segments with block tables the backend can read: the callers' own on a host-memory
+  // backend, copies staged into tables_ on a device one.
+  const ForwardSegment* stage_tables(const ForwardSegment* segments, size_t count, int block_size);
+  // Writes `rows` rows of logits for the final hidden rows at `hidden` to host memory, each row
+  // to dst[i] (vocab_size floats).
+  void output_logits(const float* hidden, int64_t rows, float* const* dst);
+
   const LlamaModel& model_;
   kernels::KernelBackend& backend_;
   int max_batch_;
-  std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, batch_logits_;
+  kernels::BackendBuffer x_, xb_, q_, k_, v_, att_, gate_, up_, logits_;
+  kernels::BackendBuffer tables_;               // device backends: this pass's block tables
+  std::vector<int32_t> host_tables_;            // ... assembled here first
+  std::vector<ForwardSegment> staged_;          // ... and the segments pointing at them
+  std::vector<float*> logits_rows_;             // output_logits' destinations, reused
+  std::vector<float> host_logits_;              // device backends: the logits copied back
   std::vector<kernels::AttentionSegment> attention_segments_;  // one step's segments, reused
 };
 

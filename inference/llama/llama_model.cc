@@ -43,6 +43,19 @@ const float* norm(const GgufFile& f, const std::string& name, int64_t dim) {
 }  // namespace
 
 void LlamaModel::prepare_weights(kernels::BackendKind backend) {
+  if (!kernels::backend_kind_uses_host_memory(backend)) {
+    // Everything the forward pass reads moves to the device, the embedding and norms included.
+    std::vector<kernels::MatrixView*> views = {&token_embd, &output};
+    std::vector<kernels::WeightVector> vectors = {{&output_norm, config_.dim}};
+    for (LlamaLayer& L : layers) {
+      for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) views.push_back(v);
+      vectors.push_back({&L.attn_norm, config_.dim});
+      vectors.push_back({&L.ffn_norm, config_.dim});
+    }
+    prepared_ = kernels::place_weights(backend, views.data(), views.size(), vectors.data(), vectors.size());
+    host_weights_ = false;
+    return;
+  }
   std::vector<kernels::MatrixView*> views;
   for (LlamaLayer& L : layers)
     for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) views.push_back(v);

@@ -9,6 +9,10 @@
 // weights are in memory once. SLUICE_QUANT_LAYOUT=rows and SLUICE_F32_LAYOUT=rows keep the
 // file's layout (for comparison).
 //
+// Loaded for a device-memory kind (CUDA), every weight is copied into device memory once at
+// load (kernels::place_weights) and the views and norm pointers point there; such a model runs
+// only on backends of that kind (weights_in_host_memory() tells LlamaForward).
+//
 // Immutable after load(): one model serves any number of sessions on any threads.
 #pragma once
 
@@ -66,11 +70,13 @@ class LlamaModel {
   // Matrices the backend laid out its own way at load (0 when none were), and their bytes.
   size_t prepared_matrices() const { return prepared_ ? prepared_->matrices() : 0; }
   size_t prepared_bytes() const { return prepared_ ? prepared_->bytes() : 0; }
+  bool weights_in_host_memory() const { return host_weights_; }
 
  private:
   LlamaModel() = default;
   void prepare_weights(kernels::BackendKind backend);
   std::unique_ptr<kernels::PreparedWeights> prepared_;
+  bool host_weights_ = true;
   std::unique_ptr<GgufFile> file_;
   std::unique_ptr<Tokenizer> tokenizer_;
   LlamaConfig config_;

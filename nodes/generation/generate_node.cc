@@ -1,6 +1,7 @@
 #include "nodes/generation/generate_node.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "graph/batch.h"
@@ -15,6 +16,23 @@
 namespace sluice::generation {
 
 using namespace sluice::inference;  // the model runtime these nodes drive
+
+kernels::BackendKind generation_device(const std::string& device) {
+  // Empty when built in code (no loader defaults): the default, cpu.
+  if (device.empty() || device == "cpu") return kernels::BackendKind::kCpu;
+  std::string why;
+  const bool cuda = kernels::backend_kind_available(kernels::BackendKind::kCuda, &why);
+  if (device == "cuda") {
+    if (!cuda) throw std::invalid_argument("device: cuda is not usable here: " + why);
+    return kernels::BackendKind::kCuda;
+  }
+  if (device == "auto") {
+    std::fprintf(stderr, "sluice: generate: device auto runs on %s%s%s\n", cuda ? "cuda" : "cpu",
+                 cuda ? "" : " (", cuda ? "" : (why + ")").c_str());
+    return cuda ? kernels::BackendKind::kCuda : kernels::BackendKind::kCpu;
+  }
+  throw std::invalid_argument("device: must be cpu, cuda or auto, not '" + device + "'");
+}
 
 GenerateNodeOptions generate_options_from(const GenerateConfig& config, const std::string& base_dir) {
   GenerateNodeOptions o;
@@ -56,6 +74,7 @@ GenerateNodeOptions generate_options_from(const GenerateConfig& config, const st
   } else {
     throw std::invalid_argument("kv_type: must be f16 or f32, not '" + kv + "'");
   }
+  e.backend = generation_device(config.device());
   o.max_tokens = config.max_tokens() > 0 ? int(config.max_tokens()) : 256;
   o.citations = citation_mode(config.citations());
   return o;

@@ -67,6 +67,9 @@ struct GenerateNodeOptions {
 // Resolves a GenerateConfig (defaults, SLUICE_MODEL, relative paths, `optional`). Throws
 // std::invalid_argument naming the problem.
 GenerateNodeOptions generate_options_from(const GenerateConfig& config, const std::string& base_dir);
+// GenerateConfig.device as a backend kind: cpu, cuda (std::invalid_argument naming why when it is
+// not usable here) or auto (cuda when usable, else cpu; logs which).
+kernels::BackendKind generation_device(const std::string& device);
 
 // A request's OpenAI-style fields as a GenerationRequest: sampling (seeded with the request id
 // when the client gave no seed), max_tokens within the node's limit, stop strings.

@@ -189,6 +189,35 @@ TEST(GenerateNode, WithoutAModelAnOptionalNodePassesRequestsOn) {
   EXPECT_FALSE(sink->completed);
 }
 
+// `device`: cpu by default; cuda where it cannot run is refused naming why (no CUDA backend in
+// the build, or no usable GPU); auto falls back to the CPU and says so.
+TEST(GenerateNode, DeviceCudaWithoutAGpuIsRefusedNamingWhyAndAutoRunsOnTheCpu) {
+  if (kernels::backend_kind_available(kernels::BackendKind::kCuda)) GTEST_SKIP() << "a GPU is usable here";
+  EXPECT_EQ(generation_device(""), kernels::BackendKind::kCpu);
+  EXPECT_EQ(generation_device("cpu"), kernels::BackendKind::kCpu);
+  try {
+    generation_device("cuda");
+    FAIL() << "device: cuda was accepted without a GPU";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("device: cuda is not usable here: "));
+    EXPECT_THAT(e.what(), ::testing::AnyOf(::testing::HasSubstr("no usable CUDA device"),
+                                           ::testing::HasSubstr("this build has no CUDA backend")));
+  }
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(generation_device("auto"), kernels::BackendKind::kCpu);
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), ::testing::HasSubstr("device auto runs on cpu ("));
+  EXPECT_THROW(generation_device("tpu"), std::invalid_argument);
+  sluice::testing::ScopedEnv model("SLUICE_MODEL", "/models/m.gguf");
+  GenerateConfig c;
+  c.set_device("cuda");
+  try {
+    generate_options_from(c, "/pipes");
+    FAIL() << "a generate node with device: cuda was configured without a GPU";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("device: cuda is not usable here"));
+  }
+}
+
 TEST(GenerateNode, RetrievalOnlyRequestsPassOnToTheAnswerNode) {
   SLUICE_REQUIRE_SHARED(inference::testing::shared_model("stories260K.gguf"));
   Fixture f;

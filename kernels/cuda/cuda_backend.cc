@@ -1,0 +1,195 @@
+#include "kernels/cuda/cuda_backend.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/quant_blocks.h"
+
+namespace sluice::kernels {
+
+using cuda_detail::AttentionTask;
+
+struct CudaBackend::Impl {
+  cudaStream_t stream = nullptr;
+  // Scratch grown on demand and kept: Q8_0 activations (int8 values, float scales) and one
+  // launch's attention segments. Replacing a buffer frees the old one, which cudaFree orders
+  // after every kernel already queued.
+  DeviceBuffer q8_values, q8_scales, attention_tasks;
+  std::vector<AttentionTask> host_tasks;
+
+  // The stream, with this backend's device made current for the calling thread (the runtime's
+  // current device is per thread, and a backend may be called from a thread other than its
+  // maker's).
+  cudaStream_t on(int device) {
+    CUDA_CHECK(cudaSetDevice(device));
+    return stream;
+  }
+
+  void ensure(DeviceBuffer& buffer, size_t bytes) {
+    if (buffer.bytes() < bytes) buffer = DeviceBuffer(bytes + bytes / 4);
+  }
+};
+
+CudaBackend::CudaBackend(int device) : device_(device), impl_(std::make_unique<Impl>()) {
+  const int count = cuda_device_count();
+  if (count == 0) throw std::runtime_error("cuda: no usable CUDA device (" + cuda_unavailable_reason() + ")");
+  if (device < 0 || device >= count)
+    throw std::runtime_error("cuda: device " + std::to_string(device) + " does not exist (" + std::to_string(count) +
+                             " present)");
+  CUDA_CHECK(cudaSetDevice(device));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
+}
+
+CudaBackend::~CudaBackend() {
+  if (impl_ && impl_->stream) {
+    cudaSetDevice(device_);
+    cudaStreamSynchronize(impl_->stream);
+    cudaStreamDestroy(impl_->stream);
+  }
+}
+
+namespace {
+
+bool is_quantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0; }
+
+void check_matrix(const MatrixView& w, const char* op) {
+  const bool supported = w.type == DType::kF32 || w.type == DType::kF16 || is_quantized(w.type);
+  if (!supported)
+    throw std::invalid_argument(std::string("cuda ") + op + ": weight type " + dtype_name(w.type) +
+                                " is a CPU layout; the CUDA backend reads F32, F16, Q8_0 and Q4_0 rows");
+  if (is_quantized(w.type) && w.cols % kQuantBlock != 0)
+    throw std::invalid_argument(std::string("cuda ") + op + ": " + std::to_string(w.cols) +
+                                " columns is not a whole number of 32-element blocks");
+}
+
+}  // namespace
+
+void CudaBackend::matmul(const MatrixView& w, const float* x, int64_t n, float* y) {
+  float* const ys[1] = {y};
+  matmul_shared_input(&w, 1, x, n, ys);
+}
+
+// The activations are quantised once for every quantised matrix that shares them.
+void CudaBackend::matmul_shared_input(const MatrixView* ws, size_t count, const float* x, int64_t n,
+                                      float* const* ys) {
+  bool quantized_input = false;
+  for (size_t i = 0; i < count; ++i) {
+    check_matrix(ws[i], "matmul");
+    if (ws[i].cols != ws[0].cols) throw std::invalid_argument("cuda matmul_shared_input: matrices of different widths");
+    quantized_input |= is_quantized(ws[i].type);
+  }
+  if (count == 0 || n <= 0) return;
+  const int64_t cols = ws[0].cols;
+  if (quantized_input) {
+    impl_->ensure(impl_->q8_values, size_t(n * cols));
+    impl_->ensure(impl_->q8_scales, size_t(n * (cols / kQuantBlock)) * sizeof(float));
+    cuda_detail::launch_quantize_q8(x, n, cols, impl_->q8_values.as<int8_t>(), impl_->q8_scales.as<float>(),
+                                    impl_->on(device_));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (is_quantized(ws[i].type))
+      cuda_detail::launch_matmul_quant(ws[i], impl_->q8_values.as<int8_t>(), impl_->q8_scales.as<float>(), n, ys[i],
+                                       impl_->on(device_));
+    else
+      cuda_detail::launch_matmul_float(ws[i], x, n, ys[i], impl_->on(device_));
+  }
+}
+
+void CudaBackend::rms_norm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* out) {
+  cuda_detail::launch_rms_norm(x, weight, n, dim, eps, out, impl_->on(device_));
+}
+
+void CudaBackend::rope(float* x, int64_t n, int n_heads, int head_dim, int n_rot, int64_t pos0, float freq_base) {
+  cuda_detail::launch_rope(x, n, n_heads, head_dim, n_rot, pos0, freq_base, impl_->on(device_));
+}
+
+void CudaBackend::swiglu(float* gate, const float* up, int64_t count) {
+  cuda_detail::launch_swiglu(gate, up, count, impl_->on(device_));
+}
+
+void CudaBackend::kv_store(const KvLayerView& kv, const int32_t* block_table, int64_t pos0, int64_t n, const float* k,
+                           const float* v) {
+  if (kv.type != DType::kF32 && kv.type != DType::kF16)
+    throw std::invalid_argument(std::string("cuda kv_store: KV type ") + dtype_name(kv.type) + " (F32 or F16 only)");
+  cuda_detail::launch_kv_store(kv, block_table, pos0, n, k, v, impl_->on(device_));
+}
+
+void CudaBackend::attention(const float* q, const KvLayerView& kv, const int32_t* block_table, int64_t pos0,
+                            int64_t n, const AttentionShape& shape, float* out) {
+  const AttentionSegment s{q, block_table, pos0, n, out};
+  attention_batch(kv, &s, 1, shape);
+}
+
+void CudaBackend::attention_batch(const KvLayerView& kv, const AttentionSegment* segments, size_t count,
+                                  const AttentionShape& shape) {
+  if (shape.head_dim <= 0 || shape.head_dim > cuda_detail::kAttentionMaxHeadDim)
+    throw std::invalid_argument("cuda attention: head_dim " + std::to_string(shape.head_dim) + " outside 1.." +
+                                std::to_string(cuda_detail::kAttentionMaxHeadDim));
+  if (shape.n_kv_heads <= 0 || shape.n_heads % shape.n_kv_heads != 0)
+    throw std::invalid_argument("cuda attention: n_heads is not a multiple of n_kv_heads");
+  if (kv.type != DType::kF32 && kv.type != DType::kF16)
+    throw std::invalid_argument(std::string("cuda attention: KV type ") + dtype_name(kv.type) + " (F32 or F16 only)");
+  auto& tasks = impl_->host_tasks;
+  tasks.clear();
+  int64_t total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const AttentionSegment& s = segments[i];
+    if (s.n <= 0) continue;  // empty segments own no token of the launch
+    tasks.push_back({s.q, s.block_table, s.pos0, s.n, s.out, total});
+    total += s.n;
+  }
+  if (tasks.empty()) return;
+  const size_t bytes = tasks.size() * sizeof(AttentionTask);
+  impl_->ensure(impl_->attention_tasks, bytes);
+  // From pageable memory the copy has taken the bytes when it returns, so `tasks` may be reused.
+  CUDA_CHECK(cudaMemcpyAsync(impl_->attention_tasks.data(), tasks.data(), bytes, cudaMemcpyHostToDevice, impl_->on(device_)));
+  cuda_detail::launch_attention(kv, impl_->attention_tasks.as<AttentionTask>(), int(tasks.size()), total, shape,
+                                impl_->on(device_));
+}
+
+void CudaBackend::add(float* x, const float* y, int64_t count) { cuda_detail::launch_add(x, y, count, impl_->on(device_)); }
+
+void CudaBackend::get_row(const MatrixView& w, int64_t row, float* out) {
+  check_matrix(w, "get_row");
+  if (row < 0 || row >= w.rows)
+    throw std::out_of_range("cuda get_row: row " + std::to_string(row) + " of " + std::to_string(w.rows));
+  cuda_detail::launch_get_row(w, row, out, impl_->on(device_));
+}
+
+void* CudaBackend::allocate(size_t bytes) {
+  CUDA_CHECK(cudaSetDevice(device_));
+  void* p = nullptr;
+  const cudaError_t err = cudaMalloc(&p, bytes);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error("cuda: cannot allocate " + std::to_string(bytes) + " bytes of device memory: " +
+                             cudaGetErrorString(err));
+  }
+  return p;
+}
+
+void CudaBackend::deallocate(void* p) noexcept {
+  if (!p) return;
+  cudaSetDevice(device_);
+  cudaFree(p);
+}
+
+void CudaBackend::copy_to_backend(void* dst, const void* host_src, size_t bytes) {
+  CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, impl_->on(device_)));
+}
+
+void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) {
+  CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, impl_->on(device_)));
+  CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+}
+
+void CudaBackend::copy_within(void* dst, const void* src, size_t bytes) {
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, impl_->on(device_)));
+}
+
+void CudaBackend::synchronize() { CUDA_CHECK(cudaStreamSynchronize(impl_->on(device_))); }
+
+}  // namespace sluice::kernels
