@@ -2,8 +2,9 @@
 // each point = centre + unit Gaussian noise, L2-normalised, inner product, k = 10; 1,000 queries
 // from the same distribution. Ground truth from the exact index (itself tested against brute force).
 //
-// Prints, medians of `repeats`: exact search (one query at a time on 1 thread, batch on 1 and 2
-// threads), then for each ef: HNSW recall@10 and queries/s. Built twice: bench_retrieval_vectors
+// Prints, medians of `repeats`: exact search on 1 and 2 threads (one batch of 1,000, one query at
+// a time, and batches of 8: what the dense node searches for 8 concurrent requests), then for
+// each ef: HNSW recall@10 and queries/s. Built twice: bench_retrieval_vectors
 // measures our HnswIndex; bench_retrieval_hnswlib (SLUICE_BENCH_RAW_HNSWLIB) measures hnswlib's
 // HierarchicalNSW used directly, same data, M, efConstruction, ef and compiler flags. (hnswlib's
 // header defines globals, so it cannot share a binary with our wrapper.)
@@ -109,6 +110,14 @@ int main(int argc, char** argv) {
       return single_n / seconds_since(t0);
     });
     std::printf("exact  %d thread(s), one at a time: %.0f queries/s\n", threads, single);
+    // What the dense node does with a graph batch of concurrent requests (one search per batch).
+    const std::size_t group = 8, groups_n = 25;
+    const double grouped = median_of(repeats, [&] {
+      const auto t0 = Clock::now();
+      for (std::size_t g = 0; g < groups_n; ++g) exact.search(queries.data() + g * group * dim, group, k);
+      return groups_n * group / seconds_since(t0);
+    });
+    std::printf("exact  %d thread(s), batches of %zu: %.0f queries/s\n", threads, group, grouped);
   }
   if (!hnsw) return 0;
 

@@ -142,6 +142,51 @@ TEST(RetrievalNodes, OneRequestReadsOneGenerationAcrossASwap) {
   }
 }
 
+// A batch's queries are searched together (one index pass per snapshot), and each request gets
+// the hits it gets alone; requests pinned to different snapshots each search their own.
+TEST(RetrievalNodes, DenseSearchesABatchTogetherAndEachRequestGetsItsOwnHits) {
+  auto kb = docs_kb();
+  ManualClock clock;
+  const std::vector<std::string> queries = {"cache invalidated", "swap the index", "server-sent events",
+                                            "re-embeds changed documents", "knowledge base version"};
+  auto request_for = [](const std::string& q, std::size_t id) {
+    RequestInput in;
+    in.prompt = q;
+    return std::make_shared<Request>(id, in, std::make_shared<RecordingSink>());
+  };
+  auto hits_of = [](const RequestPtr& r) { return *r->attachment<std::vector<ScoredDoc>>(kDenseKey); };
+  Batch together;
+  for (std::size_t i = 0; i < queries.size(); ++i) together.requests.push_back(request_for(queries[i], i + 1));
+  EmbedNode(kb).process(together);
+  // One of them pinned to a later snapshot: a document added between its embedding and the others'.
+  Batch late;
+  kb->upsert({{"new.md", "New", "A new cache document about events.", DocumentKind::kNarrative, CodeLanguage::kNone}});
+  late.requests.push_back(request_for("cache events", 99));
+  EmbedNode(kb).process(late);
+  together.requests.push_back(late.requests[0]);
+  DenseNode(kb, 10, &clock).process(together);  // every chunk: the lists show which snapshot was read
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    const auto gen = together.requests[i]->attachment<const KbSnapshot>(kSnapshotKey);
+    EXPECT_EQ(gen->version(), 1u);
+    const float* qv = together.requests[i]->attachment<std::vector<float>>(kQueryVectorKey)->data();
+    const auto alone = gen->search_dense(qv, 1, 10)[0];
+    const auto batched = hits_of(together.requests[i]);
+    ASSERT_EQ(batched.size(), gen->chunks().size()) << queries[i];
+    ASSERT_EQ(batched.size(), alone.size()) << queries[i];
+    for (std::size_t j = 0; j < alone.size(); ++j) {
+      EXPECT_EQ(batched[j].doc, alone[j].doc) << queries[i];
+      EXPECT_EQ(batched[j].score, alone[j].score) << queries[i];
+    }
+  }
+  const auto late_gen = late.requests[0]->attachment<const KbSnapshot>(kSnapshotKey);
+  EXPECT_EQ(late_gen->version(), 2u);
+  const auto late_hits = hits_of(late.requests[0]);
+  EXPECT_EQ(late_hits.size(), late_gen->chunks().size());
+  bool found_new = false;
+  for (const auto& h : late_hits) found_new |= late_gen->chunks()[h.doc].doc_id == "new.md";
+  EXPECT_TRUE(found_new) << "the later request searched its own snapshot";
+}
+
 TEST(RetrievalNodes, DenseWithoutEmbedFailsTheRequestClearly) {
   auto kb = docs_kb();
   ManualClock clock;
