@@ -8,6 +8,9 @@
 //   gen_bench [-p 512] [-n 128] [-r 5] [-t 1,2] [-d 0] [--kv f32|f16] MODEL.gguf...
 //   gen_bench --synth 110m:q8_0 --dir /tmp/sluice-synth ...   (writes the synth file if absent)
 //   --cpu-time: rates from process CPU time instead of wall time (kernel tuning on a busy box)
+//   --device cpu|cuda: the kernels (default cpu); cuda loads the model into GPU memory and runs
+//   the CUDA twin (threads then do not apply: one row, "gpu"). A pass ends when its logits are
+//   back on the host, so GPU rates are wall time of whole passes.
 #include <sys/resource.h>
 
 #include <time.h>
@@ -98,6 +101,11 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   std::vector<std::string> models;
   std::string dir = "/tmp/sluice-synth";
+  sluice::kernels::BackendKind device = sluice::kernels::BackendKind::kCpu;
+  struct Synth {
+    std::string preset, type, path;
+  };
+  std::vector<Synth> synth;  // --synth files to write, once the arguments are known to be good
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -114,17 +122,21 @@ int main(int argc, char** argv) {
     else if (a == "-d") depth = std::max(0, std::atoi(next()));
     else if (a == "--dir") dir = next();
     else if (a == "--cpu-time") g_cpu_time = true;
+    else if (a == "--device") {
+      const std::string d = next();
+      if (d != "cpu" && d != "cuda") {
+        std::fprintf(stderr, "--device: cpu or cuda, not '%s'\n", d.c_str());
+        return 2;
+      }
+      device = d == "cuda" ? sluice::kernels::BackendKind::kCuda : sluice::kernels::BackendKind::kCpu;
+    }
     else if (a == "--kv") kv_type = std::string(next()) == "f16" ? sluice::kernels::DType::kF16 : sluice::kernels::DType::kF32;
     else if (a == "--synth") {
       const std::string spec = next();
       const auto colon = spec.find(':');
       const std::string preset = spec.substr(0, colon), type = colon == std::string::npos ? "f32" : spec.substr(colon + 1);
-      std::filesystem::create_directories(dir);
       const std::string path = dir + "/synth-" + preset + "-" + type + ".gguf";
-      if (!std::filesystem::exists(path)) {
-        std::fprintf(stderr, "writing %s\n", path.c_str());
-        synth_model(synth_preset(preset), parse_weight_type(type), path);
-      }
+      if (!std::filesystem::exists(path)) synth.push_back({preset, type, path});
       models.push_back(path);
     } else models.push_back(a);
   }
@@ -132,15 +144,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: gen_bench [-p 512] [-n 128] [-r 5] [-t 1,2] [--synth 110m:q8_0] MODEL.gguf...\n");
     return 2;
   }
-  std::printf("isa: %s, KV %s\n\n", sluice::kernels::isa_name(sluice::kernels::default_isa()),
-              kv_type == sluice::kernels::DType::kF16 ? "f16" : "f32");
+  std::string why;
+  if (!sluice::kernels::backend_kind_available(device, &why)) {
+    std::fprintf(stderr, "--device %s: %s\n", sluice::kernels::backend_kind_name(device), why.c_str());
+    return 2;
+  }
+  if (device == sluice::kernels::BackendKind::kCuda) threads = {0};  // one row; threads do not apply
+  for (const Synth& m : synth) {
+    std::filesystem::create_directories(dir);
+    std::fprintf(stderr, "writing %s\n", m.path.c_str());
+    synth_model(synth_preset(m.preset), parse_weight_type(m.type), m.path);
+  }
+  std::printf("device: %s, isa: %s, KV %s\n\n", sluice::kernels::backend_kind_name(device),
+              sluice::kernels::isa_name(sluice::kernels::default_isa()), kv_type == sluice::kernels::DType::kF16 ? "f16" : "f32");
   const std::string at = depth > 0 ? " @ d" + std::to_string(depth) : "";
   std::printf("| model | threads | pp%d%s tok/s (median, min-max) | tg%d%s tok/s (median, min-max) | tg weight GB/s |\n", p,
               at.c_str(), n, at.c_str());
   std::printf("| --- | --- | --- | --- | --- |\n");
   for (const auto& path : models) {
     try {
-      const auto model = LlamaModel::load(path);
+      const auto model = LlamaModel::load(path, device);
       std::mt19937 rng(42);
       std::vector<int32_t> prompt(static_cast<size_t>(p));
       for (auto& t : prompt) t = int32_t(rng() % uint32_t(model->config().vocab_size));
@@ -151,7 +174,8 @@ int main(int argc, char** argv) {
       if (!context_tokens.empty()) context_tokens[0] = 1;
       for (int th : threads) {
         GeneratorOptions opts;
-        opts.threads = th;
+        opts.backend = device;
+        opts.threads = std::max(1, th);
         opts.kv_type = kv_type;
         opts.context = depth + std::max(p, n) + 1;
         Generator gen(*model, opts);
@@ -182,8 +206,9 @@ int main(int argc, char** argv) {
           return std::string(b);
         };
         const double gbs = tg.empty() ? 0 : median(tg) * weight_bytes_per_token(*model) / 1e9;
-        std::printf("| %s | %d | %s | %s | %.1f |\n", std::filesystem::path(path).filename().c_str(), th, cell(pp).c_str(),
-                    cell(tg).c_str(), gbs);
+        const std::string th_cell = th > 0 ? std::to_string(th) : "gpu";
+        std::printf("| %s | %s | %s | %s | %.1f |\n", std::filesystem::path(path).filename().c_str(), th_cell.c_str(),
+                    cell(pp).c_str(), cell(tg).c_str(), gbs);
         std::fflush(stdout);
       }
     } catch (const std::exception& e) {
