@@ -110,6 +110,11 @@ class KernelBackend {
   virtual void add(float* x, const float* y, int64_t count) = 0;
   // Writes row `row` of w as float (embedding lookup).
   virtual void get_row(const MatrixView& w, int64_t row, float* out) = 0;
+  // get_row for n rows at once, out n x w.cols; the row ids are host memory. A device backend
+  // makes it one launch instead of one per row.
+  virtual void get_rows(const MatrixView& w, const int32_t* rows, int64_t n, float* out) {
+    for (int64_t i = 0; i < n; ++i) get_row(w, rows[i], out + i * w.cols);
+  }
 
   // Operand memory. The defaults are host memory; a device backend overrides all of them.
   // True when operands may be any host memory (no copies needed).

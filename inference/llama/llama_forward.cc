@@ -128,8 +128,8 @@ void LlamaForward::run_layers(const ForwardSegment* caller_segments, size_t coun
   float *att = att_.floats(), *gate = gate_.floats(), *up = up_.floats();
   {
     int64_t t = 0;
-    for (size_t i = 0; i < count; ++i)
-      for (int64_t j = 0; j < segments[i].n; ++j, ++t) be.get_row(model_.token_embd, segments[i].tokens[j], x + t * dim);
+    for (size_t i = 0; i < count; t += segments[i].n, ++i)
+      be.get_rows(model_.token_embd, segments[i].tokens, segments[i].n, x + t * dim);
   }
   const kernels::AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
   for (int l = 0; l < c.n_layers; ++l) {

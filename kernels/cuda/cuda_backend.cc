@@ -14,10 +14,10 @@ using cuda_detail::AttentionTask;
 
 struct CudaBackend::Impl {
   cudaStream_t stream = nullptr;
-  // Scratch grown on demand and kept: Q8_0 activations (int8 values, float scales) and one
-  // launch's attention segments. Replacing a buffer frees the old one, which cudaFree orders
-  // after every kernel already queued.
-  DeviceBuffer q8_values, q8_scales, attention_tasks;
+  // Scratch grown on demand and kept: Q8_0 activations (int8 values, float scales), one
+  // launch's attention segments and one lookup's row ids. Replacing a buffer frees the old
+  // one, which cudaFree orders after every kernel already queued.
+  DeviceBuffer q8_values, q8_scales, attention_tasks, row_ids;
   std::vector<AttentionTask> host_tasks;
 
   // The stream, with this backend's device made current for the calling thread (the runtime's
@@ -153,10 +153,22 @@ void CudaBackend::attention_batch(const KvLayerView& kv, const AttentionSegment*
 void CudaBackend::add(float* x, const float* y, int64_t count) { cuda_detail::launch_add(x, y, count, impl_->on(device_)); }
 
 void CudaBackend::get_row(const MatrixView& w, int64_t row, float* out) {
-  check_matrix(w, "get_row");
-  if (row < 0 || row >= w.rows)
-    throw std::out_of_range("cuda get_row: row " + std::to_string(row) + " of " + std::to_string(w.rows));
-  cuda_detail::launch_get_row(w, row, out, impl_->on(device_));
+  const int32_t id = int32_t(row);
+  if (row != id) throw std::out_of_range("cuda get_row: row " + std::to_string(row) + " of " + std::to_string(w.rows));
+  get_rows(w, &id, 1, out);
+}
+
+// The ids go to the device in one copy, then one launch for every row.
+void CudaBackend::get_rows(const MatrixView& w, const int32_t* rows, int64_t n, float* out) {
+  check_matrix(w, "get_rows");
+  for (int64_t i = 0; i < n; ++i)
+    if (rows[i] < 0 || rows[i] >= w.rows)
+      throw std::out_of_range("cuda get_rows: row " + std::to_string(rows[i]) + " of " + std::to_string(w.rows));
+  if (n <= 0) return;
+  impl_->ensure(impl_->row_ids, size_t(n) * sizeof(int32_t));
+  CUDA_CHECK(cudaMemcpyAsync(impl_->row_ids.data(), rows, size_t(n) * sizeof(int32_t), cudaMemcpyHostToDevice,
+                             impl_->on(device_)));
+  cuda_detail::launch_get_rows(w, impl_->row_ids.as<int32_t>(), n, out, impl_->on(device_));
 }
 
 void* CudaBackend::allocate(size_t bytes) {

@@ -45,6 +45,7 @@ class CudaBackend final : public KernelBackend {
                        const AttentionShape& shape) override;
   void add(float* x, const float* y, int64_t count) override;
   void get_row(const MatrixView& w, int64_t row, float* out) override;
+  void get_rows(const MatrixView& w, const int32_t* rows, int64_t n, float* out) override;
 
   // Device memory (cudaMalloc on this backend's device; deallocate waits for queued work to
   // finish with it, as cudaFree does) and copies ordered with the queued kernels.

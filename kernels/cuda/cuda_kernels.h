@@ -25,7 +25,8 @@ void launch_rope(float* x, int64_t n, int n_heads, int head_dim, int n_rot, int6
                  cudaStream_t stream);
 void launch_swiglu(float* gate, const float* up, int64_t count, cudaStream_t stream);
 void launch_add(float* x, const float* y, int64_t count, cudaStream_t stream);
-void launch_get_row(const MatrixView& w, int64_t row, float* out, cudaStream_t stream);
+// Rows rows[0..n) of w (row ids in device memory, already checked) into out, n x w.cols.
+void launch_get_rows(const MatrixView& w, const int32_t* rows, int64_t n, float* out, cudaStream_t stream);
 void launch_kv_store(const KvLayerView& kv, const int32_t* block_table, int64_t pos0, int64_t n, const float* k,
                      const float* v, cudaStream_t stream);
 

@@ -100,9 +100,13 @@ __global__ void add_kernel(float* x, const float* __restrict__ y, int64_t count)
   if (i < count) x[i] += y[i];
 }
 
-__global__ void get_row_kernel(DType type, const uint8_t* __restrict__ row_bytes, int64_t cols, float* out) {
+// One thread per (column, row of the launch): blockIdx.y picks the row id.
+__global__ void get_rows_kernel(DType type, const uint8_t* __restrict__ base, int64_t row_bytes_n,
+                                const int32_t* __restrict__ rows, int64_t cols, float* out_all) {
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= cols) return;
+  const uint8_t* row_bytes = base + int64_t(rows[blockIdx.y]) * row_bytes_n;
+  float* out = out_all + int64_t(blockIdx.y) * cols;
   switch (type) {
     case DType::kF32: out[c] = reinterpret_cast<const float*>(row_bytes)[c]; return;
     case DType::kF16: out[c] = __half2float(reinterpret_cast<const __half*>(row_bytes)[c]); return;
@@ -261,10 +265,11 @@ void launch_add(float* x, const float* y, int64_t count, cudaStream_t stream) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-void launch_get_row(const MatrixView& w, int64_t row, float* out, cudaStream_t stream) {
-  if (w.cols <= 0) return;
-  const auto* bytes = static_cast<const uint8_t*>(w.data) + row * dtype_row_bytes(w.type, w.cols);
-  get_row_kernel<<<blocks_for(w.cols), kThreads, 0, stream>>>(w.type, bytes, w.cols, out);
+void launch_get_rows(const MatrixView& w, const int32_t* rows, int64_t n, float* out, cudaStream_t stream) {
+  if (w.cols <= 0 || n <= 0) return;
+  const dim3 grid(blocks_for(w.cols), unsigned(n));
+  get_rows_kernel<<<grid, kThreads, 0, stream>>>(w.type, static_cast<const uint8_t*>(w.data),
+                                                 dtype_row_bytes(w.type, w.cols), rows, w.cols, out);
   CUDA_CHECK(cudaGetLastError());
 }
 

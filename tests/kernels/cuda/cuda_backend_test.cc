@@ -149,16 +149,23 @@ TEST_F(CudaTwin, CpuLayoutsAreRefused) {
   EXPECT_THROW(gpu_->matmul(x8, nullptr, 1, nullptr), std::invalid_argument);
 }
 
-TEST_F(CudaTwin, GetRowDequantisesExactly) {
+TEST_F(CudaTwin, GetRowsDequantiseExactly) {
   const int64_t rows = 5, cols = 96;
+  const std::vector<int32_t> ids = {3, 0, 4, 3};
   for (const DType type : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
     const auto w = make_weights(type, rows, cols, 11);
-    std::vector<float> want(static_cast<size_t>(cols));
-    cpu_.get_row({type, w.data(), rows, cols}, 3, want.data());
-    float* out = device_floats(size_t(cols));
-    gpu_->get_row({type, to_device(w.data(), w.size()), rows, cols}, 3, out);
-    EXPECT_EQ(to_host(out, size_t(cols)), want) << dtype_name(type);
+    const MatrixView host{type, w.data(), rows, cols}, dev{type, to_device(w.data(), w.size()), rows, cols};
+    std::vector<float> want(ids.size() * size_t(cols));
+    cpu_.get_rows(host, ids.data(), int64_t(ids.size()), want.data());
+    float* out = device_floats(want.size());
+    gpu_->get_rows(dev, ids.data(), int64_t(ids.size()), out);
+    EXPECT_EQ(to_host(out, want.size()), want) << dtype_name(type);
+    float* one = device_floats(size_t(cols));
+    gpu_->get_row(dev, 4, one);
+    EXPECT_EQ(to_host(one, size_t(cols)), std::vector<float>(want.begin() + 2 * cols, want.begin() + 3 * cols));
   }
+  const int32_t bad = int32_t(rows);
+  EXPECT_THROW(gpu_->get_rows({DType::kF32, nullptr, rows, cols}, &bad, 1, nullptr), std::out_of_range);
 }
 
 TEST_F(CudaTwin, ElementwiseOpsMatchTheCpu) {
