@@ -16,7 +16,7 @@
 namespace sluice::kernels::cuda_detail {
 namespace {
 
-__device__ __forceinline__ int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
+__host__ __device__ __forceinline__ int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 constexpr int kTokens = 8;         // tokens per warp
 constexpr int kWarpsPerBlock = 4;  // rows per thread block

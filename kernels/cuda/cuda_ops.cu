@@ -12,7 +12,7 @@
 namespace sluice::kernels::cuda_detail {
 namespace {
 
-__device__ __forceinline__ int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
+__host__ __device__ __forceinline__ int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 constexpr int kThreads = 256;
 
@@ -266,11 +266,16 @@ void launch_add(float* x, const float* y, int64_t count, cudaStream_t stream) {
 }
 
 void launch_get_rows(const MatrixView& w, const int32_t* rows, int64_t n, float* out, cudaStream_t stream) {
-  if (w.cols <= 0 || n <= 0) return;
-  const dim3 grid(blocks_for(w.cols), unsigned(n));
-  get_rows_kernel<<<grid, kThreads, 0, stream>>>(w.type, static_cast<const uint8_t*>(w.data),
-                                                 dtype_row_bytes(w.type, w.cols), rows, w.cols, out);
-  CUDA_CHECK(cudaGetLastError());
+  if (w.cols <= 0) return;
+  constexpr int64_t kMaxGridY = 65535;  // CUDA's limit on gridDim.y
+  for (int64_t first = 0; first < n; first += kMaxGridY) {
+    const int64_t m = imin64(kMaxGridY, n - first);
+    const dim3 grid(blocks_for(w.cols), unsigned(m));
+    get_rows_kernel<<<grid, kThreads, 0, stream>>>(w.type, static_cast<const uint8_t*>(w.data),
+                                                   dtype_row_bytes(w.type, w.cols), rows + first, w.cols,
+                                                   out + first * w.cols);
+    CUDA_CHECK(cudaGetLastError());
+  }
 }
 
 void launch_kv_store(const KvLayerView& kv, const int32_t* block_table, int64_t pos0, int64_t n, const float* k,
