@@ -28,8 +28,11 @@ struct CudaBackend::Impl {
     return stream;
   }
 
-  void ensure(DeviceBuffer& buffer, size_t bytes) {
-    if (buffer.bytes() < bytes) buffer = DeviceBuffer(bytes + bytes / 4);
+  // Grows `buffer` on `device` (DeviceBuffer allocates on the current device).
+  void ensure(int device, DeviceBuffer& buffer, size_t bytes) {
+    if (buffer.bytes() >= bytes) return;
+    on(device);
+    buffer = DeviceBuffer(bytes + bytes / 4);
   }
 };
 
@@ -84,8 +87,8 @@ void CudaBackend::matmul_shared_input(const MatrixView* ws, size_t count, const 
   if (count == 0 || n <= 0) return;
   const int64_t cols = ws[0].cols;
   if (quantized_input) {
-    impl_->ensure(impl_->q8_values, size_t(n * cols));
-    impl_->ensure(impl_->q8_scales, size_t(n * (cols / kQuantBlock)) * sizeof(float));
+    impl_->ensure(device_, impl_->q8_values, size_t(n * cols));
+    impl_->ensure(device_, impl_->q8_scales, size_t(n * (cols / kQuantBlock)) * sizeof(float));
     cuda_detail::launch_quantize_q8(x, n, cols, impl_->q8_values.as<int8_t>(), impl_->q8_scales.as<float>(),
                                     impl_->on(device_));
   }
@@ -143,7 +146,7 @@ void CudaBackend::attention_batch(const KvLayerView& kv, const AttentionSegment*
   }
   if (tasks.empty()) return;
   const size_t bytes = tasks.size() * sizeof(AttentionTask);
-  impl_->ensure(impl_->attention_tasks, bytes);
+  impl_->ensure(device_, impl_->attention_tasks, bytes);
   // From pageable memory the copy has taken the bytes when it returns, so `tasks` may be reused.
   CUDA_CHECK(cudaMemcpyAsync(impl_->attention_tasks.data(), tasks.data(), bytes, cudaMemcpyHostToDevice, impl_->on(device_)));
   cuda_detail::launch_attention(kv, impl_->attention_tasks.as<AttentionTask>(), int(tasks.size()), total, shape,
@@ -165,7 +168,7 @@ void CudaBackend::get_rows(const MatrixView& w, const int32_t* rows, int64_t n, 
     if (rows[i] < 0 || rows[i] >= w.rows)
       throw std::out_of_range("cuda get_rows: row " + std::to_string(rows[i]) + " of " + std::to_string(w.rows));
   if (n <= 0) return;
-  impl_->ensure(impl_->row_ids, size_t(n) * sizeof(int32_t));
+  impl_->ensure(device_, impl_->row_ids, size_t(n) * sizeof(int32_t));
   CUDA_CHECK(cudaMemcpyAsync(impl_->row_ids.data(), rows, size_t(n) * sizeof(int32_t), cudaMemcpyHostToDevice,
                              impl_->on(device_)));
   cuda_detail::launch_get_rows(w, impl_->row_ids.as<int32_t>(), n, out, impl_->on(device_));
