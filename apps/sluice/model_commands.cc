@@ -88,14 +88,14 @@ int model(const Args& args) {
 int generate(const Args& args) {
   const char* usage =
       "sluice generate --model M.gguf [--prompt TEXT] [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] "
-      "[--min-p P] [--seed S] [--threads N]";
+      "[--min-p P] [--seed S] [--threads N] [--device cpu|cuda]";
   // The command line's own defaults: greedy unless asked, llama.cpp's filters when sampling.
   std::string model_path, prompt, max_tokens = "256", temperature = "0", top_k = "40", top_p = "0.95",
-                                  min_p = "0.05", seed = "0", threads = "1";
+                                  min_p = "0.05", seed = "0", threads = "1", device = "cpu";
   if (!parse_flags(args, 0,
                    {{"--model", &model_path}, {"--prompt", &prompt}, {"--max-tokens", &max_tokens},
                     {"--temperature", &temperature}, {"--top-k", &top_k}, {"--top-p", &top_p}, {"--min-p", &min_p}, {"--seed", &seed},
-                    {"--threads", &threads}},
+                    {"--threads", &threads}, {"--device", &device}},
                    usage)) {
     return 2;
   }
@@ -103,9 +103,19 @@ int generate(const Args& args) {
     std::fprintf(stderr, "usage: %s\n", usage);
     return 2;
   }
+  if (device != "cpu" && device != "cuda") {
+    std::fprintf(stderr, "sluice generate: --device must be cpu or cuda, not '%s'\n", device.c_str());
+    return 2;
+  }
+  const kernels::BackendKind kind = device == "cuda" ? kernels::BackendKind::kCuda : kernels::BackendKind::kCpu;
+  if (std::string why; !kernels::backend_kind_available(kind, &why)) {
+    std::fprintf(stderr, "sluice generate: --device %s: %s\n", device.c_str(), why.c_str());
+    return 2;
+  }
   try {
-    auto model = inference::LlamaModel::load(model_path);
+    auto model = inference::LlamaModel::load(model_path, kind);
     inference::GeneratorOptions options;
+    options.backend = kind;
     options.threads = std::stoi(threads);
     inference::Generator generator(*model, options);
     inference::GenerationRequest request;
