@@ -8,8 +8,10 @@
 // tests/kernels/cuda/.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 
