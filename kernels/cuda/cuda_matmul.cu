@@ -10,43 +10,21 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_device_util.cuh"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/quant_blocks.h"
 
 namespace sluice::kernels::cuda_detail {
 namespace {
 
-__host__ __device__ __forceinline__ int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
-
 constexpr int kTokens = 8;         // tokens per warp
 constexpr int kWarpsPerBlock = 4;  // rows per thread block
-
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 
 // A 32-bit word from a 2-byte-aligned address (little-endian, as the bytes lie in the file).
 __device__ __forceinline__ int load_i32_a2(const uint8_t* p) {
   const uint16_t* h = reinterpret_cast<const uint16_t*>(p);
   return int(uint32_t(h[0]) | (uint32_t(h[1]) << 16));
 }
-
-__device__ __forceinline__ float load_f16(const uint8_t* p) {
-  return __half2float(__ushort_as_half(*reinterpret_cast<const uint16_t*>(p)));
-}
-
-template <typename T>
-__device__ __forceinline__ float to_float(T v);
-template <>
-__device__ __forceinline__ float to_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
 
 // Writes the tile's sums: lane 0 after the warp reductions.
 __device__ __forceinline__ void store_tile(float (&acc)[kTokens], int nt, int64_t t0, int64_t rows, int64_t row,

@@ -6,35 +6,23 @@
 #include <cfloat>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_device_util.cuh"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/quant_blocks.h"
 
 namespace sluice::kernels::cuda_detail {
 namespace {
 
-__host__ __device__ __forceinline__ int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
-
 constexpr int kThreads = 256;
 
 unsigned blocks_for(int64_t count, int threads = kThreads) { return unsigned((count + threads - 1) / threads); }
-
-template <typename T>
-__device__ __forceinline__ T warp_reduce_sum(T v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float warp_reduce_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 
 // Block-wide sum / max through `scratch` (32 entries); every thread gets the result. Ends with
 // a barrier, so shared memory written before the call is visible after it.
 template <typename T>
 __device__ T block_sum(T v, T* scratch) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
-  v = warp_reduce_sum(v);
+  v = warp_sum(v);
   __syncthreads();  // scratch may still be read by a previous reduction
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
@@ -46,7 +34,7 @@ __device__ T block_sum(T v, T* scratch) {
 
 __device__ float block_max(float v, float* scratch) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
-  v = warp_reduce_max(v);
+  v = warp_max(v);
   __syncthreads();
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
@@ -112,35 +100,19 @@ __global__ void get_rows_kernel(DType type, const uint8_t* __restrict__ base, in
     case DType::kF16: out[c] = __half2float(reinterpret_cast<const __half*>(row_bytes)[c]); return;
     case DType::kQ8_0: {
       const uint8_t* blk = row_bytes + (c / 32) * sizeof(BlockQ8_0);
-      const float d = __half2float(__ushort_as_half(*reinterpret_cast<const uint16_t*>(blk)));
-      out[c] = d * float(int8_t(blk[2 + c % 32]));
+      out[c] = load_f16(blk) * float(int8_t(blk[2 + c % 32]));
       return;
     }
     case DType::kQ4_0: {
       const uint8_t* blk = row_bytes + (c / 32) * sizeof(BlockQ4_0);
-      const float d = __half2float(__ushort_as_half(*reinterpret_cast<const uint16_t*>(blk)));
       const int j = int(c % 32);
       const int nibble = j < 16 ? (blk[2 + j] & 0x0f) : (blk[2 + j - 16] >> 4);
-      out[c] = d * float(nibble - 8);
+      out[c] = load_f16(blk) * float(nibble - 8);
       return;
     }
     default: return;
   }
 }
-
-template <typename KV>
-__device__ __forceinline__ KV from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-
-template <typename KV>
-__device__ __forceinline__ float kv_float(KV v);
-template <>
-__device__ __forceinline__ float kv_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ float kv_float<__half>(__half v) { return __half2float(v); }
 
 // One thread per (token, feature): values row-major per slot, keys feature-major per block.
 template <typename KV>
@@ -197,7 +169,7 @@ __global__ void attention_kernel(const KV* __restrict__ k_pool, const KV* __rest
       const int64_t p = p0 + i, block = s.block_table[p / block_size], slot = p % block_size;
       const KV* kb = k_pool + (block * kv_dim + head_off) * block_size + slot;
       float dot = 0.0f;
-      for (int d = 0; d < head_dim; ++d) dot = fmaf(qs[d], kv_float(kb[int64_t(d) * block_size]), dot);
+      for (int d = 0; d < head_dim; ++d) dot = fmaf(qs[d], to_float(kb[int64_t(d) * block_size]), dot);
       sc[i] = dot * scale;
     }
     float chunk_max = -FLT_MAX;
@@ -221,7 +193,7 @@ __global__ void attention_kernel(const KV* __restrict__ k_pool, const KV* __rest
       float a = acc[k] * correction;
       for (int i = 0; i < m; ++i) {
         const int64_t p = p0 + i, block = s.block_table[p / block_size], slot = p % block_size;
-        a = fmaf(sc[i], kv_float(v_pool[(block * block_size + slot) * kv_dim + head_off + d]), a);
+        a = fmaf(sc[i], to_float(v_pool[(block * block_size + slot) * kv_dim + head_off + d]), a);
       }
       acc[k] = a;
     }

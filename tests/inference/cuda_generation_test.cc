@@ -13,12 +13,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "inference/llama/generator.h"
 #include "inference/llama/llama_model.h"
 #include "kernels/backend_factory.h"
+#include "tests/support/read_file.h"
 #include "tests/support/test_models.h"
 
 namespace sluice::inference {
@@ -29,13 +28,6 @@ void require_gpu() {
   if (kernels::backend_kind_available(kernels::BackendKind::kCuda, &why)) return;
   if (std::getenv("SLUICE_REQUIRE_GPU")) FAIL() << "SLUICE_REQUIRE_GPU is set but " << why;
   GTEST_SKIP() << why << ": the model is not run on the CUDA twin here";
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 TEST(CudaGeneration, Stories260KGreedyMatchesTheReferenceOnTheGpu) {
@@ -58,7 +50,7 @@ TEST(CudaGeneration, Stories260KGreedyMatchesTheReferenceOnTheGpu) {
     req.max_tokens = 256;
     const GenerationResult res = gen.generate(req);
     // The reference ends with the newline llama2.c prints after its loop.
-    EXPECT_EQ(res.text + "\n", read_all(ref_path)) << (kv == kernels::DType::kF16 ? "f16 KV" : "f32 KV");
+    EXPECT_EQ(res.text + "\n", sluice::testing::read_file(ref_path)) << (kv == kernels::DType::kF16 ? "f16 KV" : "f32 KV");
   }
 }
 

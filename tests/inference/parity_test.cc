@@ -3,23 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "inference/llama/generator.h"
 #include "inference/llama/llama_model.h"
+#include "tests/support/read_file.h"
 
 namespace sluice::inference {
 namespace {
 
 std::string shared_path(const char* rel) { return std::string(SLUICE_SHARED_DIR) + "/" + rel; }
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(Parity, Stories260KGreedyMatchesReferenceByteForByte) {
   const std::string model_path = shared_path("models/stories260K.gguf");
@@ -38,7 +30,7 @@ TEST(Parity, Stories260KGreedyMatchesReferenceByteForByte) {
   const GenerationResult res = gen.generate(req);
   EXPECT_EQ(streamed, res.text);
   // llama2.c ends its output with a newline after the loop.
-  EXPECT_EQ(res.text + "\n", read_all(ref_path));
+  EXPECT_EQ(res.text + "\n", sluice::testing::read_file(ref_path));
   EXPECT_EQ(res.prompt_tokens, 1);
 }
 

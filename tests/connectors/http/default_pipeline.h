@@ -8,9 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,16 +18,12 @@
 #include "nodes/builtin_nodes.h"
 #include "tests/connectors/http/served_pipeline.h"
 #include "tests/connectors/http/test_client.h"
+#include "tests/support/read_file.h"
 #include "tests/support/scoped_env.h"
 
 namespace sluice::http::testing {
 
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using sluice::testing::read_file;
 
 struct DefaultPipeline {
   using json = nlohmann::json;
