@@ -1,5 +1,7 @@
 #include "graph/request.h"
 
+#include <utility>
+
 namespace sluice {
 
 std::string RequestInput::query() const {
@@ -40,6 +42,13 @@ void Request::emit_event(std::string_view type, std::string_view json) {
   if (done_.load(std::memory_order_relaxed)) return;
   if (sink_) sink_->on_event(type, json);
   for (const auto& tap : taps_) tap->on_event(type, json);
+}
+
+void Request::emit_owned_event(std::string_view type, std::string json) {
+  MutexLock lock(mu_);
+  if (done_.load(std::memory_order_relaxed)) return;
+  for (const auto& tap : taps_) tap->on_event(type, json);
+  if (sink_) sink_->on_owned_event(type, std::move(json));
 }
 
 void Request::add_tap(std::shared_ptr<ResponseSink> tap) {

@@ -101,6 +101,9 @@ class ResponseSink {
   // ({"stage": name}: a stream passed that stage; the runtime sends it until the answer ends,
   // and a sink shows it only before the first token).
   virtual void on_event(std::string_view type, std::string_view json) {}
+  // The same event, its text handed over: a sink that keeps the text (a large answer's
+  // vectors or ranked chunks) takes the buffer instead of copying it. Default: on_event.
+  virtual void on_owned_event(std::string_view type, std::string&& json) { on_event(type, json); }
   virtual void on_complete(const Request& request) = 0;
 };
 
@@ -168,6 +171,9 @@ class alignas(64) Request : public std::enable_shared_from_this<Request> {
   // Streams a piece of the answer; ignored after completion. `now` stamps TTFT and ITL.
   void emit_token(std::string_view piece, Nanos now);
   void emit_event(std::string_view type, std::string_view json);
+  // emit_event for a text the caller gives up: taps see it first, then the sink may keep the
+  // buffer (on_owned_event), so a megabyte answer is not copied on its way out.
+  void emit_owned_event(std::string_view type, std::string json);
   // Ends the request; returns false if it had already ended. `now` stamps the end time.
   bool complete(Status status, Nanos now);
 

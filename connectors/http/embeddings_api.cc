@@ -64,12 +64,10 @@ std::optional<ApiError> parse_embeddings_request(std::string_view body, Embeddin
   return std::nullopt;
 }
 
-std::string embeddings_response_body(std::string_view embeddings_event, std::string_view model) {
-  std::string body = "{\"object\":\"list\",\"model\":";
-  append_json_string(body, model);
-  if (embeddings_event.size() > 2) body += ',';
-  body.append(embeddings_event.substr(1));
-  return body;
+std::string embeddings_response_body(std::string embeddings_event, std::string_view model) {
+  std::string members = "\"object\":\"list\",\"model\":";
+  append_json_string(members, model);
+  return prepend_members(std::move(embeddings_event), members);
 }
 
 }  // namespace sluice::http

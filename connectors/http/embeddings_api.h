@@ -32,6 +32,6 @@ std::optional<ApiError> parse_embeddings_request(std::string_view body, Embeddin
 
 // The response body: the `embeddings` node's event JSON (graph/embedding_result.h: data and
 // usage) with "object":"list" and the model named in the request added.
-std::string embeddings_response_body(std::string_view embeddings_event, std::string_view model);
+std::string embeddings_response_body(std::string embeddings_event, std::string_view model);
 
 }  // namespace sluice::http

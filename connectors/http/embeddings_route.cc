@@ -15,7 +15,7 @@ std::shared_ptr<ResponseSink> make_embeddings_response_sink(std::shared_ptr<Resp
   return std::make_shared<EventResponseSink>(
       std::move(writer), std::move(request_id), std::move(metrics), std::move(stage_names), Endpoint::kEmbeddings, kEmbeddingEvent,
       "the pipeline finished the embeddings request without vectors; its path must pass an `embeddings` node",
-      [model = std::move(model)](std::string_view event) { return embeddings_response_body(event, model); });
+      [model = std::move(model)](std::string event) { return embeddings_response_body(std::move(event), model); });
 }
 
 }  // namespace

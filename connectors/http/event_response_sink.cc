@@ -8,6 +8,10 @@ void EventResponseSink::on_event(std::string_view type, std::string_view json) {
   if (type == event_type_) event_.assign(json);
 }
 
+void EventResponseSink::on_owned_event(std::string_view type, std::string&& json) {
+  if (type == event_type_) event_ = std::move(json);
+}
+
 void EventResponseSink::on_complete(const Request& request) {
   const Status& status = request.status();
   if (status.code == StatusCode::kCancelled && writer_->closed()) {
@@ -22,7 +26,7 @@ void EventResponseSink::on_complete(const Request& request) {
     writer_->send(response);
     return;
   }
-  HttpResponse response{200, "application/json", {{"X-Request-Id", request_id_}}, make_body_(event_)};
+  HttpResponse response{200, "application/json", {{"X-Request-Id", request_id_}}, make_body_(std::move(event_))};
   if (request.span.valid()) response.headers.push_back({"traceparent", request.span.traceparent()});
   if (request.want_timings && stage_names_) response.headers.push_back({"X-Sluice-Timings", timings_json(request, *stage_names_)});
   if (stage_names_) {
@@ -31,7 +35,7 @@ void EventResponseSink::on_complete(const Request& request) {
     }
   }
   metrics_->count_response(endpoint_, 200);
-  writer_->send(response);
+  writer_->send(std::move(response));
 }
 
 }  // namespace sluice::http

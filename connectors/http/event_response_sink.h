@@ -7,6 +7,9 @@
 // `missing` when it completed without the event (the pipeline's path lacks the node); nothing
 // but a 499 in the metrics when the client has gone. Tokens and other events are ignored.
 //
+// Memory: an event handed over (Request::emit_owned_event) is kept, not copied, and its buffer
+// becomes the body and then the bytes on the wire, so a large answer is held once.
+//
 // Thread-safety: a Request serialises its sink calls, which is all this needs.
 #pragma once
 
@@ -24,7 +27,8 @@ namespace sluice::http {
 
 class EventResponseSink final : public ResponseSink {
  public:
-  using BodyFn = std::function<std::string(std::string_view event)>;
+  // Builds the body from the event's text, which it may reuse (the event is not read after).
+  using BodyFn = std::function<std::string(std::string event)>;
   EventResponseSink(std::shared_ptr<ResponseWriter> writer, std::string request_id, std::shared_ptr<HttpMetrics> metrics,
                     std::shared_ptr<const std::vector<std::string>> stage_names, Endpoint endpoint, std::string event_type,
                     std::string missing, BodyFn make_body)
@@ -34,6 +38,7 @@ class EventResponseSink final : public ResponseSink {
 
   void on_token(std::string_view) override {}
   void on_event(std::string_view type, std::string_view json) override;
+  void on_owned_event(std::string_view type, std::string&& json) override;
   void on_complete(const Request& request) override;
 
  private:

@@ -1,6 +1,7 @@
 #include "connectors/http/http_response.h"
 
 #include <cstdio>
+#include <utility>
 
 namespace sluice::http {
 
@@ -68,6 +69,13 @@ std::string serialize_head(int status, std::string_view content_type, const std:
 std::string serialize_response(const HttpResponse& response, bool close) {
   std::string out = serialize_head(response.status, response.content_type, response.headers, response.body.size(), close);
   out += response.body;
+  return out;
+}
+
+std::string serialize_response(HttpResponse&& response, bool close) {
+  const std::string head = serialize_head(response.status, response.content_type, response.headers, response.body.size(), close);
+  std::string out = std::move(response.body);
+  out.insert(0, head);
   return out;
 }
 

@@ -32,6 +32,9 @@ std::string serialize_head(int status, std::string_view content_type, const std:
 
 // A complete response with a Content-Length body.
 std::string serialize_response(const HttpResponse& response, bool close);
+// The same, reusing the body's buffer (the head is inserted before it): a large body is not
+// copied, and with spare capacity not even reallocated.
+std::string serialize_response(HttpResponse&& response, bool close);
 
 // Appends `data` as one chunk of a chunked body; empty data appends nothing (an empty chunk
 // would end the body).

@@ -24,6 +24,8 @@ constexpr std::uint64_t kListenTag = 1;
 constexpr std::uint64_t kWakeTag = 2;
 constexpr std::uint64_t kFirstConnId = 16;
 constexpr std::size_t kReadChunk = 64 * 1024;
+// An output buffer larger than this is released once sent rather than kept for the next answer.
+constexpr std::size_t kKeptOutputCapacity = 64 * 1024;
 constexpr Nanos kLinger = 2 * kNanosPerSecond;
 
 std::string errno_text() { return std::strerror(errno); }
@@ -319,7 +321,12 @@ class EventLoop {
   void apply(LoopOp& op) {
     Connection* c = find(op.conn_id);
     if (!c || c->seq != op.seq || !c->in_request) return;
-    c->out += op.bytes;
+    if (c->out_off == c->out.size()) {
+      c->out.swap(op.bytes);  // nothing unsent: take the buffer (a large answer is not copied)
+      c->out_off = 0;
+    } else {
+      c->out += op.bytes;
+    }
     bool finished = false;
     switch (op.kind) {
       case LoopOp::Kind::kStreamHead:
@@ -373,7 +380,12 @@ class EventLoop {
       return close(c);
     }
     if (c->out_off == c->out.size()) {
-      c->out.clear();
+      // All sent. An idle keep-alive connection keeps a small buffer, not its largest answer's.
+      if (c->out.capacity() > kKeptOutputCapacity) {
+        std::string().swap(c->out);
+      } else {
+        c->out.clear();
+      }
       c->out_off = 0;
       if (c->close_after_flush) return linger(c);
     } else if (c->out_off > (1u << 20) && c->out_off > c->out.size() / 2) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -87,6 +88,13 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
 }
 
 }  // namespace
+
+std::string prepend_members(std::string object, std::string_view members) {
+  std::string front(members);
+  if (object.size() > 2) front += ',';
+  object.replace(0, 1, "{" + front);
+  return object;
+}
 
 void append_json_string(std::string& out, std::string_view s) {
   out += '"';

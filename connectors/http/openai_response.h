@@ -25,6 +25,11 @@ void append_json_string(std::string& out, std::string_view s);
 // well-formed UTF-8 sequence becomes U+FFFD, so the body stays valid JSON.
 void append_json_string_lossy(std::string& out, std::string_view s);
 
+// Puts `members` (JSON object members, `"a":1,"b":2`, no braces) first in `object` (a JSON
+// object's text, `{...}`), in the object's own buffer: `{members,...}`, or `{members}` when the
+// object is empty. Used to wrap a node's large event as an API body without copying it.
+std::string prepend_members(std::string object, std::string_view members);
+
 // {"error":{"message":...,"type":...,"param":...|null,"code":...|null}}; valid JSON whatever
 // bytes the fields hold (append_json_string_lossy).
 std::string error_body(const ApiError& error);

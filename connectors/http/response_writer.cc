@@ -1,5 +1,7 @@
 #include "connectors/http/response_writer.h"
 
+#include <utility>
+
 namespace sluice::http {
 
 bool ResponseWriter::advance(State from, State to) {
@@ -22,6 +24,12 @@ void ResponseWriter::send(const HttpResponse& response) {
   HttpResponse with = response;
   with.headers.insert(with.headers.end(), extra_headers_.begin(), extra_headers_.end());
   post(LoopOp::Kind::kResponse, serialize_response(with, close_after_));
+}
+
+void ResponseWriter::send(HttpResponse&& response) {
+  if (!advance(kIdle, kDone) || closed()) return;
+  response.headers.insert(response.headers.end(), extra_headers_.begin(), extra_headers_.end());
+  post(LoopOp::Kind::kResponse, serialize_response(std::move(response), close_after_));
 }
 
 void ResponseWriter::start_stream(int status, std::string_view content_type, const std::vector<HttpHeader>& headers) {

@@ -38,6 +38,7 @@ class ResponseWriter {
   void add_headers(std::vector<HttpHeader> headers) { extra_headers_ = std::move(headers); }
 
   void send(const HttpResponse& response);
+  void send(HttpResponse&& response);  // the body's buffer becomes the bytes sent
   void start_stream(int status, std::string_view content_type, const std::vector<HttpHeader>& headers);
   void write_chunk(std::string_view data);
   void end_stream();

@@ -5,12 +5,10 @@
 
 namespace sluice::http {
 
-std::string retrieval_response_body(std::string_view request_id, std::string_view retrieval_event) {
-  std::string body = "{\"object\":\"retrieval\",\"id\":";
-  append_json_string(body, request_id);
-  if (retrieval_event.size() > 2) body += ',';
-  body.append(retrieval_event.substr(1));
-  return body;
+std::string retrieval_response_body(std::string_view request_id, std::string retrieval_event) {
+  std::string members = "\"object\":\"retrieval\",\"id\":";
+  append_json_string(members, request_id);
+  return prepend_members(std::move(retrieval_event), members);
 }
 
 std::shared_ptr<ResponseSink> make_retrieval_response_sink(std::shared_ptr<ResponseWriter> writer, std::string request_id,
@@ -20,7 +18,7 @@ std::shared_ptr<ResponseSink> make_retrieval_response_sink(std::shared_ptr<Respo
   return std::make_shared<EventResponseSink>(
       std::move(writer), std::move(request_id), std::move(metrics), std::move(stage_names), Endpoint::kRetrieve, "retrieval",
       "the pipeline finished the retrieve request without ranked chunks; its path must end in an answer node",
-      [id = std::move(id)](std::string_view event) { return retrieval_response_body(id, event); });
+      [id = std::move(id)](std::string event) { return retrieval_response_body(id, std::move(event)); });
 }
 
 }  // namespace sluice::http

@@ -23,7 +23,7 @@ namespace sluice::http {
 // The body of a successful retrieve answer: {"object":"retrieval","id":<request_id>, ...the
 // "retrieval" event's fields}. `retrieval_event` must be a JSON object. Shared with the Kafka
 // job source, whose retrieve jobs answer the same body.
-std::string retrieval_response_body(std::string_view request_id, std::string_view retrieval_event);
+std::string retrieval_response_body(std::string_view request_id, std::string retrieval_event);
 
 std::shared_ptr<ResponseSink> make_retrieval_response_sink(std::shared_ptr<ResponseWriter> writer, std::string request_id,
                                                            std::shared_ptr<HttpMetrics> metrics,

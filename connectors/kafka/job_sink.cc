@@ -28,6 +28,16 @@ void JobSink::on_event(std::string_view type, std::string_view json) {
   }
 }
 
+void JobSink::on_owned_event(std::string_view type, std::string&& json) {
+  if (type == "retrieval") {
+    retrieval_ = std::move(json);
+  } else if (type == kEmbeddingEvent) {
+    embeddings_ = std::move(json);
+  } else {
+    on_event(type, json);
+  }
+}
+
 void JobSink::on_complete(const Request& request) {
   end_.status = request.status();
   end_.request_id = request_id_;
@@ -39,7 +49,7 @@ void JobSink::on_complete(const Request& request) {
                                     "the pipeline finished the embeddings job without vectors; its path must pass an "
                                     "`embeddings` node");
       } else {
-        end_.body = http::embeddings_response_body(embeddings_, model_);
+        end_.body = http::embeddings_response_body(std::move(embeddings_), model_);
       }
     } else if (kind_ == RequestInput::Kind::kRetrieve) {
       if (retrieval_.size() < 2 || retrieval_.front() != '{') {
@@ -47,7 +57,7 @@ void JobSink::on_complete(const Request& request) {
                                     "the pipeline finished the retrieve job without ranked chunks; its path must end in an "
                                     "answer node");
       } else {
-        end_.body = http::retrieval_response_body(request_id_, retrieval_);
+        end_.body = http::retrieval_response_body(request_id_, std::move(retrieval_));
       }
     } else {
       const auto created =

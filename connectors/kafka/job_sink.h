@@ -27,6 +27,7 @@ class JobSink final : public ResponseSink {
 
   void on_token(std::string_view piece) override { text_.append(piece); }
   void on_event(std::string_view type, std::string_view json) override;
+  void on_owned_event(std::string_view type, std::string&& json) override;
   void on_complete(const Request& request) override;
 
   // How the attempt ended (after on_complete).

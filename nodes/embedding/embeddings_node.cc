@@ -111,7 +111,7 @@ void EmbeddingsNode::process(Batch& batch) {
     // Counted before completing, so a client that reads /metrics after its answer sees its texts.
     if (texts_) texts_->inc(double(n));
     if (tokens_) tokens_->inc(double(tokens[i]));
-    requests[i]->emit_event(kEmbeddingEvent, embedding_event_json(*result, requests[i]->input().embeddings_base64));
+    requests[i]->emit_owned_event(kEmbeddingEvent, embedding_event_json(*result, requests[i]->input().embeddings_base64));
     requests[i]->complete(Status::Ok(), done);
   }
 }

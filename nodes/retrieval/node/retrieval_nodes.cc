@@ -185,7 +185,7 @@ void AnswerNode::process(Batch& batch) {
     const RetrievalHits& h = hits ? *hits : empty;
     const Nanos now = clock_ != nullptr ? clock_->now() : 0;
     if (r->input().kind == RequestInput::Kind::kRetrieve) {
-      r->emit_event("retrieval", hits_json(h, *gen));
+      r->emit_owned_event("retrieval", hits_json(h, *gen));
       r->complete(Status::Ok(), clock_ != nullptr ? clock_->now() : now);
       continue;
     }
