@@ -21,11 +21,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <sstream>
 #include <string>
 
-#include "nodes/retrieval/dense/embedder.h"
+#include "bench/vector/synthetic_vectors.h"
 #include "nodes/retrieval/dense/exact_index.h"
 #ifndef SLUICE_BENCH_RAW_HNSWLIB
 #include "nodes/retrieval/dense/hnsw_index.h"
@@ -41,21 +40,6 @@ static double median_of(int repeats, const std::function<double()>& once) {
   for (int r = 0; r < repeats; ++r) v.push_back(once());
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-static std::vector<float> clustered(std::size_t n, std::size_t dim, const std::vector<float>& centres, std::uint64_t seed) {
-  std::vector<float> out(n * dim);
-  const std::size_t nc = centres.size() / dim;
-  tbb::parallel_for(std::size_t{0}, n, std::size_t{4096}, [&](std::size_t b) {
-    std::mt19937_64 rng(seed * 1'000'003 + b);
-    std::normal_distribution<float> g;
-    for (std::size_t i = b; i < std::min(n, b + 4096); ++i) {
-      const std::size_t c = rng() % nc;
-      for (std::size_t j = 0; j < dim; ++j) out[i * dim + j] = centres[c * dim + j] + g(rng);
-    }
-  });
-  l2_normalize_rows(out.data(), n, dim);
-  return out;
 }
 
 static double recall_at_10(const std::vector<std::vector<ScoredDoc>>& got, const std::vector<std::vector<ScoredDoc>>& truth) {
@@ -82,14 +66,9 @@ int main(int argc, char** argv) {
   if (pos.size() > 1) dim = std::stoul(pos[1]);
   if (pos.size() > 2) repeats = std::stoi(pos[2]);
   const std::size_t nq = 1000, k = 10;
-  std::vector<float> centres(1000 * dim);
-  {
-    std::mt19937_64 rng(1);
-    std::normal_distribution<float> g;
-    for (auto& c : centres) c = g(rng);
-  }
-  const auto data = clustered(n, dim, centres, 2);
-  const auto queries = clustered(nq, dim, centres, 3);
+  const auto centres = sluice::bench::gaussian_centres(1000, dim, 1);
+  const auto data = sluice::bench::clustered_unit_vectors(n, dim, centres, 2);
+  const auto queries = sluice::bench::clustered_unit_vectors(nq, dim, centres, 3);
   std::printf("data %zu x %zu, %zu queries, k %zu, exact kernel %s\n", n, dim, nq, k, ExactIndex::kernel_name());
 
   ExactIndex exact(dim);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "graph/node_registry.h"
+#include "graph/proto_duration.h"
 #include "nodes/retrieval/kb/shared_knowledge_bases.h"
 #include "nodes/retrieval/node/retrieval_nodes.h"
 
@@ -13,6 +14,13 @@ using retrieval::shared_knowledge_base;
 
 std::shared_ptr<retrieval::KnowledgeBase> open_kb(const std::string& dir, const NodeContext& ctx) {
   return retrieval::node_knowledge_base(dir, ctx.base_dir);
+}
+
+retrieval::CoalescerOptions coalescer_options(const DenseConfig& dense) {
+  retrieval::CoalescerOptions o;
+  o.window = duration_nanos(dense.coalesce_window());
+  o.max_queries = dense.coalesce_max_queries();
+  return o;
 }
 
 }  // namespace
@@ -43,8 +51,13 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .adds = {"hits.dense"},
       .async = false,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
-        return std::make_unique<retrieval::DenseNode>(open_kb(spec.dense().knowledge_base(), ctx),
-                                                      spec.dense().candidates(), ctx.clock);
+        auto kb = open_kb(spec.dense().knowledge_base(), ctx);
+        try {
+          kb->set_vector_device(spec.dense().device(), coalescer_options(spec.dense()));
+        } catch (const std::exception& e) {
+          throw std::invalid_argument(std::string("device: ") + e.what());
+        }
+        return std::make_unique<retrieval::DenseNode>(std::move(kb), spec.dense().candidates(), ctx.clock);
       },
   });
   registry.add(NodeKind{

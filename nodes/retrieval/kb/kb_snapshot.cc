@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nodes/retrieval/dense/exact_index.h"
+#include "nodes/retrieval/dense/vector_device.h"
 
 namespace sluice::retrieval {
 
@@ -32,8 +33,13 @@ std::shared_ptr<const KbSnapshot> KbSnapshot::build(std::vector<Chunk> chunks,
   for (const auto& t : terms) builder.add(t);
   g->bm25_ = builder.build(options.bm25);
   std::string kind = options.vector_index;
-  if (kind == "auto") kind = chunks.size() >= options.hnsw_min_chunks ? "hnsw" : "exact";
-  if (kind == "exact") {
+  const std::string device = resolve_vector_device(options.vector_device);
+  if (kind == "auto") kind = chunks.size() >= options.hnsw_min_chunks && device == "cpu" ? "hnsw" : "exact";
+  if (device == "cuda" && kind == "exact") {
+    g->vectors_ = make_cuda_exact_index(dim, options.coalescing);
+  } else if (device == "cuda") {
+    throw std::invalid_argument("index.vector_index: '" + kind + "' runs on the CPU only; on cuda the index is exact");
+  } else if (kind == "exact") {
     g->vectors_ = std::make_unique<ExactIndex>(dim);
   } else if (kind == "hnsw") {
     g->vectors_ = std::make_unique<HnswIndex>(dim, options.hnsw);

@@ -16,6 +16,7 @@
 #include "nodes/retrieval/chunk/chunk.h"
 #include "nodes/retrieval/dense/embedder.h"
 #include "nodes/retrieval/dense/hnsw_index.h"
+#include "nodes/retrieval/dense/search_coalescer.h"
 #include "nodes/retrieval/dense/vector_index.h"
 #include "nodes/retrieval/kb/path_agreement.h"
 #include "nodes/retrieval/text/analyzer.h"
@@ -29,6 +30,11 @@ struct IndexOptions {
   // and fast enough (Cranfield-size search costs microseconds), HNSW above.
   std::string vector_index = "auto";
   std::size_t hnsw_min_chunks = 200'000;
+  // "cpu", "cuda" or "auto" (dense/vector_device.h). On cuda the index is exact whatever its
+  // size ("auto" picks exact; "hnsw" is refused): a GPU scans 200,000 vectors in well under a
+  // millisecond, and the exact index's answers are the CPU's.
+  std::string vector_device = "cpu";
+  CoalescerOptions coalescing;  // concurrent searches of a GPU index, merged into one launch
   HnswOptions hnsw;
   PathAgreementOptions path_agreement;  // measured at every build (path_agreement.h)
 };

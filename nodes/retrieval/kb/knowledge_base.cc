@@ -15,6 +15,7 @@
 #include "graph/fnv1a.h"
 #include "inference/encoder/encoder_location.h"
 #include "nodes/retrieval/dense/use_lite_embedder.h"
+#include "nodes/retrieval/dense/vector_device.h"
 #include "nodes/retrieval/serial.h"
 
 namespace sluice::retrieval {
@@ -97,7 +98,46 @@ KnowledgeBase::KnowledgeBase(KnowledgeBaseOptions options) : options_(std::move(
     chunks.insert(chunks.end(), s.chunks.begin(), s.chunks.end());
     vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
   }
-  live_ = KbSnapshot::build(std::move(chunks), vectors, embedder_, options_.index, version());
+  vector_device_ = resolve_vector_device(options_.index.vector_device);
+  coalescing_ = options_.index.coalescing;
+  live_ = KbSnapshot::build(std::move(chunks), vectors, embedder_, index_options(), version());
+}
+
+IndexOptions KnowledgeBase::index_options() const {
+  IndexOptions o = options_.index;
+  o.vector_device = vector_device_;
+  if (vector_device_chosen_) o.coalescing = coalescing_;
+  return o;
+}
+
+void KnowledgeBase::set_vector_device(const std::string& device, const CoalescerOptions& coalescing) {
+  const std::string resolved = resolve_vector_device(device);
+  MutexLock lock(write_mu_);
+  if (vector_device_chosen_ && resolved != vector_device_) {
+    throw std::invalid_argument("knowledge base '" + options_.directory + "' is searched on " + vector_device_ +
+                                " by another node; one knowledge base has one index");
+  }
+  vector_device_chosen_ = true;
+  coalescing_ = coalescing;
+  if (resolved == vector_device_) return;
+  vector_device_ = resolved;
+  std::vector<Chunk> chunks;
+  std::vector<float> vectors;
+  for (const auto& [id, s] : docs_) {
+    chunks.insert(chunks.end(), s.chunks.begin(), s.chunks.end());
+    vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
+  }
+  std::shared_ptr<const KbSnapshot> live = current();
+  const PathAgreement carried = live->path_agreement();
+  auto rebuilt = KbSnapshot::build(std::move(chunks), vectors, live->shared_embedder(), index_options(), live->version(),
+                                   carried.measured() ? &carried : nullptr);
+  MutexLock swap(swap_mu_);
+  live_ = std::move(rebuilt);
+}
+
+std::string KnowledgeBase::vector_device() const {
+  MutexLock lock(write_mu_);
+  return vector_device_;
 }
 
 std::shared_ptr<const Embedder> KnowledgeBase::open_use_lite() const {
@@ -342,7 +382,7 @@ void KnowledgeBase::commit(IngestStats& stats, std::vector<std::string> retired)
   const bool carry = carried.measured() && static_cast<double>(changed_since_agreement_) <
                                                kRemeasureAgreementShare * static_cast<double>(chunks.size());
   if (!carry) changed_since_agreement_ = 0;
-  auto gen = KbSnapshot::build(std::move(chunks), vectors, embedder_, options_.index, v, carry ? &carried : nullptr);
+  auto gen = KbSnapshot::build(std::move(chunks), vectors, embedder_, index_options(), v, carry ? &carried : nullptr);
   version_.store(v, std::memory_order_release);
   if (!options_.directory.empty()) persist();
   if (before_swap_) before_swap_();

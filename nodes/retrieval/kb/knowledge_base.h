@@ -119,6 +119,14 @@ class KnowledgeBase {
   // for an unknown name.
   void set_dense_model(const std::string& model) EXCLUDES(write_mu_);
   std::string dense_model() const EXCLUDES(write_mu_);
+  // Where the snapshots' vector index lives: "cpu", "cuda" or "auto" (dense/vector_device.h;
+  // the `dense` node's `device`), and how a GPU index merges concurrent searches. Rebuilds the live snapshot's index there at once (same
+  // version), so the first query already searches on it. Throws std::invalid_argument for
+  // cuda where it cannot run, and when another node chose another device for this knowledge
+  // base (a snapshot has one index).
+  void set_vector_device(const std::string& device, const CoalescerOptions& coalescing = {})
+      EXCLUDES(write_mu_, swap_mu_);
+  std::string vector_device() const EXCLUDES(write_mu_);  // "cpu" or "cuda"
   // Called on the ingesting thread for every later commit, before the new snapshot is swapped
   // in; must not ingest. Returns an id for remove_change_listener. Thread-safe.
   std::uint64_t add_change_listener(KbChangeListener listener) EXCLUDES(listeners_mu_);
@@ -156,6 +164,11 @@ class KnowledgeBase {
   std::shared_ptr<const Embedder> open_use_lite() const;
 
   std::shared_ptr<const Embedder> embedder_ GUARDED_BY(write_mu_);  // LsaEmbedder or UseLiteEmbedder
+  std::string vector_device_ GUARDED_BY(write_mu_) = "cpu";
+  bool vector_device_chosen_ GUARDED_BY(write_mu_) = false;
+  CoalescerOptions coalescing_ GUARDED_BY(write_mu_);
+  // options_.index with the chosen vector device.
+  IndexOptions index_options() const REQUIRES(write_mu_);
   std::string dense_model_ GUARDED_BY(write_mu_);                    // what target_embedder() gives
   std::size_t changed_since_fit_ GUARDED_BY(write_mu_) = 0;
   // Chunks embedded or retired since the live snapshot's path agreement was measured: below

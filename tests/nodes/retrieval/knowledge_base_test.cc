@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "nodes/retrieval/dense/vector_device.h"
 #include "nodes/retrieval/kb/retriever.h"
 
 namespace sluice::retrieval {
@@ -51,6 +52,42 @@ TEST(KnowledgeBase, UpdateWritesAndDeletesAsOneVersion) {
   EXPECT_EQ(s.chunks_embedded, 1u);
   EXPECT_EQ(s.version, 2u);
   EXPECT_EQ(kb.document_count(), 8u);
+}
+
+// The `dense` node's device: cpu stays, auto resolves (cpu here unless a GPU is usable), cuda
+// where it cannot run is refused with the reason, and a second node may not move the index.
+// On a GPU machine the live snapshot moves to the device at once, same version, same answers.
+TEST(KnowledgeBase, TheVectorDeviceIsChosenOnceAndTheLiveSnapshotMovesToIt) {
+  KnowledgeBase kb(small_options());
+  kb.upsert(corpus(40));
+  const std::vector<float> q = kb.current()->embedder().embed({"shock wave nozzle"});
+  const auto before = kb.current()->search_dense(q.data(), 1, 10);
+  const std::uint64_t version = kb.version();
+
+  std::string usable = "cuda";
+  try {
+    resolve_vector_device("cuda");
+  } catch (const std::invalid_argument& e) {
+    usable = "cpu";
+    EXPECT_THROW(kb.set_vector_device("cuda"), std::invalid_argument);  // nothing chosen by it
+    EXPECT_EQ(kb.vector_device(), "cpu");
+  }
+  kb.set_vector_device("auto");
+  EXPECT_EQ(kb.vector_device(), usable);
+  EXPECT_EQ(kb.version(), version);
+  const auto after = kb.current()->search_dense(q.data(), 1, 10);
+  ASSERT_EQ(before[0].size(), after[0].size());
+  for (std::size_t i = 0; i < before[0].size(); ++i) {
+    EXPECT_EQ(before[0][i].doc, after[0][i].doc);
+    EXPECT_EQ(before[0][i].score, after[0][i].score);
+  }
+  kb.set_vector_device(usable);  // the same choice again is fine
+  if (usable == "cuda") {
+    EXPECT_THROW(kb.set_vector_device("cpu"), std::invalid_argument);  // another node's different choice
+  }
+  kb.upsert(corpus(41));  // later snapshots are built on the chosen device
+  EXPECT_EQ(kb.vector_device(), usable);
+  EXPECT_EQ(kb.current()->search_dense(q.data(), 1, 10)[0].size(), 10u);
 }
 
 TEST(KnowledgeBase, ProgressReportsChunkingThenEmbeddingBatches) {

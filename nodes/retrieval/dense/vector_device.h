@@ -1,0 +1,21 @@
+// Where a knowledge base's vector index lives: "cpu", or "cuda" (CudaExactIndex,
+// cuda_exact_index.h), chosen by the `dense` node's `device`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "nodes/retrieval/dense/search_coalescer.h"
+#include "nodes/retrieval/dense/vector_index.h"
+
+namespace sluice::retrieval {
+
+// "cpu" -> "cpu"; "cuda" -> "cuda" when this build has the CUDA index and the machine a device,
+// else std::invalid_argument saying which is missing; "auto" -> "cuda" where it is available,
+// else "cpu". Any other value: std::invalid_argument.
+std::string resolve_vector_device(const std::string& device);
+
+// An empty exact index on the GPU (resolve_vector_device must have said "cuda").
+std::unique_ptr<VectorIndex> make_cuda_exact_index(std::size_t dimension, const CoalescerOptions& coalescing);
+
+}  // namespace sluice::retrieval
