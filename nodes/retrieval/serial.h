@@ -22,6 +22,7 @@ class BinaryWriter {
   void u32(std::uint32_t v) { raw(&v, sizeof v); }
   void u64(std::uint64_t v) { raw(&v, sizeof v); }
   void f32(float v) { raw(&v, sizeof v); }
+  void f64(double v) { raw(&v, sizeof v); }
   void str(const std::string& s) {
     u64(s.size());
     raw(s.data(), s.size());
@@ -59,6 +60,7 @@ class BinaryReader {
   std::uint32_t u32() { return pod<std::uint32_t>(); }
   std::uint64_t u64() { return pod<std::uint64_t>(); }
   float f32() { return pod<float>(); }
+  double f64() { return pod<double>(); }
   std::string str() {
     std::string s(length(1), '\0');
     raw(s.data(), s.size());

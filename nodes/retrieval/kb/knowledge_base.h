@@ -145,7 +145,8 @@ class KnowledgeBase {
   void embed_in_batches(std::vector<DocState*>& states, IngestStats& stats, const IngestProgressFn& progress,
                         IngestProgress& at) REQUIRES(write_mu_);
   void commit(IngestStats& stats, std::vector<std::string> retired) REQUIRES(write_mu_) EXCLUDES(swap_mu_);
-  void persist() const REQUIRES(write_mu_);
+  // Writes kb.bin with the documents and `agreement`, the new snapshot's path agreement.
+  void persist(const PathAgreement& agreement) const REQUIRES(write_mu_);
   // Chunk keys of `before`'s changed or deleted documents that `after` no longer holds.
   static std::vector<std::string> retired_chunks(const std::map<std::string, DocState>& before,
                                                  const std::map<std::string, DocState>& after);
@@ -175,6 +176,7 @@ class KnowledgeBase {
   // kRemeasureAgreementShare of the total, a new snapshot carries the figure instead of spending
   // 256 searches and embeddings on it (0.44-0.61 s with USE-lite) for every small write.
   std::size_t changed_since_agreement_ GUARDED_BY(write_mu_) = 0;
+  PathAgreement loaded_agreement_;  // what kb.bin carried; read by the constructor only
   static constexpr double kRemeasureAgreementShare = 0.05;
   std::string loaded_from_;                // set at construction, read-only after
   std::function<void()> before_swap_;      // test hook, not under a lock: set while no mutation runs

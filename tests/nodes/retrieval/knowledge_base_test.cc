@@ -166,6 +166,36 @@ TEST(KnowledgeBase, PathAgreementIsCarriedAcrossSmallWritesAndMeasuredAgainAfter
   EXPECT_EQ(kb.current()->path_agreement().version, 3u) << "the count restarts at the measurement";
 }
 
+// kb.bin keeps the path agreement: a reopened knowledge base has the figure it was saved with
+// (measured at version 1, carried to 2), not one measured again at load (which would say 2),
+// and keeps counting the changes since, so the next small write still carries it.
+TEST(KnowledgeBase, PathAgreementIsKeptInKbBinAcrossAReopen) {
+  const std::string dir = temp_dir("agreement");
+  PathAgreement saved;
+  {
+    KnowledgeBase kb(small_options(dir));
+    kb.upsert(corpus(100));
+    auto docs = corpus(100);
+    docs[3].text += " changed";
+    kb.upsert(docs);
+    saved = kb.current()->path_agreement();
+    ASSERT_TRUE(saved.measured());
+    ASSERT_EQ(saved.version, 1u);
+  }
+  KnowledgeBase reopened(small_options(dir));
+  EXPECT_EQ(reopened.version(), 2u);
+  const PathAgreement& loaded = reopened.current()->path_agreement();
+  EXPECT_EQ(loaded.version, 1u);
+  EXPECT_EQ(loaded.samples, saved.samples);
+  EXPECT_EQ(loaded.overlap, saved.overlap);
+  auto docs = corpus(100);
+  docs[3].text += " changed";
+  docs[4].text += " changed";  // 2 more chunks: 4 of 100 since it was measured
+  reopened.upsert(docs);
+  EXPECT_EQ(reopened.current()->path_agreement().version, 1u);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(KnowledgeBase, EmptyAndDuplicateDocumentsAreReportedNotFatal) {
   KnowledgeBase kb(small_options());
   auto docs = corpus(5);
