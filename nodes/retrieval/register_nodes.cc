@@ -4,6 +4,7 @@
 
 #include "graph/node_registry.h"
 #include "graph/proto_duration.h"
+#include "nodes/retrieval/dense/vector_device.h"
 #include "nodes/retrieval/kb/shared_knowledge_bases.h"
 #include "nodes/retrieval/node/retrieval_nodes.h"
 
@@ -14,6 +15,25 @@ using retrieval::shared_knowledge_base;
 
 std::shared_ptr<retrieval::KnowledgeBase> open_kb(const std::string& dir, const NodeContext& ctx) {
   return retrieval::node_knowledge_base(dir, ctx.base_dir);
+}
+
+// The GPU index's launches, as the dense node's metrics (docs/operations.md).
+std::shared_ptr<retrieval::BatchObserver> gpu_search_metrics(MetricsRegistry& metrics, const std::string& node) {
+  const Labels labels{{"node", node}};
+  Counter& launches = metrics.counter("sluice_dense_gpu_launches_total", "Searches of the GPU index (one launch each)", labels);
+  Counter& queries = metrics.counter("sluice_dense_gpu_queries_total", "Queries the GPU index searched", labels);
+  Histogram& per_launch = metrics.histogram("sluice_dense_gpu_launch_queries",
+                                            "Queries per GPU index launch (concurrent searches merged)", labels,
+                                            {1, 2, 4, 8, 16, 32, 64, 128, 256});
+  Histogram& seconds = metrics.histogram("sluice_dense_gpu_launch_seconds", "Duration of one GPU index search", labels);
+  return std::make_shared<retrieval::BatchObserver>(
+      [launches = &launches, queries = &queries, per_launch = &per_launch, seconds = &seconds](std::size_t n, std::size_t,
+                                                                                             double s) {
+        launches->inc();
+        queries->inc(static_cast<double>(n));
+        per_launch->observe(static_cast<double>(n));
+        seconds->observe(s);
+      });
 }
 
 retrieval::CoalescerOptions coalescer_options(const DenseConfig& dense) {
@@ -52,12 +72,16 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .async = false,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
         auto kb = open_kb(spec.dense().knowledge_base(), ctx);
+        retrieval::CoalescerOptions coalescing = coalescer_options(spec.dense());
         try {
-          kb->set_vector_device(spec.dense().device(), coalescer_options(spec.dense()));
+          const std::string device = retrieval::resolve_vector_device(spec.dense().device());
+          if (device == "cuda" && ctx.metrics != nullptr) coalescing.observer = gpu_search_metrics(*ctx.metrics, spec.name());
+          kb->set_vector_device(device, coalescing);
         } catch (const std::exception& e) {
           throw std::invalid_argument(std::string("device: ") + e.what());
         }
-        return std::make_unique<retrieval::DenseNode>(std::move(kb), spec.dense().candidates(), ctx.clock);
+        return std::make_unique<retrieval::DenseNode>(std::move(kb), spec.dense().candidates(), ctx.clock,
+                                                      coalescing.observer);
       },
   });
   registry.add(NodeKind{

@@ -12,6 +12,7 @@ namespace sluice::retrieval {
 struct SearchCoalescer::Group {
   std::vector<float> queries;
   std::size_t nq = 0;
+  std::size_t callers = 0;
   std::size_t k = 0;  // the deepest k asked
   bool started = false;
   bool done = false;
@@ -28,6 +29,11 @@ SearchCoalescer::SearchCoalescer(std::size_t dimension, BatchSearch search, Coal
 }
 
 SearchCoalescer::~SearchCoalescer() = default;
+
+void SearchCoalescer::report(std::size_t queries, std::size_t callers, std::chrono::steady_clock::time_point t0) const {
+  if (!options_.observer) return;
+  (*options_.observer)(queries, callers, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
 
 SearchCoalescer::Stats SearchCoalescer::stats() const {
   MutexLock lock(mu_);
@@ -49,11 +55,13 @@ std::vector<std::vector<ScoredDoc>> SearchCoalescer::run_alone(const float* quer
     }
     std::vector<std::vector<ScoredDoc>> part;
     std::exception_ptr error;
+    const auto t0 = std::chrono::steady_clock::now();
     try {
       part = search_(queries + q0 * dim_, n, k);
     } catch (...) {
       error = std::current_exception();
     }
+    report(n, 1, t0);
     {
       MutexLock lock(mu_);
       running_ = false;
@@ -88,6 +96,7 @@ std::vector<std::vector<ScoredDoc>> SearchCoalescer::search(const float* queries
   }
   group->queries.insert(group->queries.end(), queries, queries + nq * dim_);
   group->nq += nq;
+  ++group->callers;
   group->k = std::max(group->k, k);
 
   if (!leader) {
@@ -104,13 +113,16 @@ std::vector<std::vector<ScoredDoc>> SearchCoalescer::search(const float* queries
     ++stats_.batches;
     stats_.queries += group->nq;
     stats_.largest = std::max<std::uint64_t>(stats_.largest, group->nq);
+    const std::size_t batch_queries = group->nq, batch_callers = group->callers;
     lock.unlock();
+    const auto t0 = std::chrono::steady_clock::now();
     try {
       group->results = search_(group->queries.data(), group->nq, group->k);
       if (group->results.size() != group->nq) throw std::logic_error("SearchCoalescer: the batch search answered another count");
     } catch (...) {
       group->error = std::current_exception();
     }
+    report(batch_queries, batch_callers, t0);
     lock.lock();
     running_ = false;
     group->done = true;

@@ -18,10 +18,12 @@
 // - Thread-safe; the batch function is never called concurrently with itself.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "graph/clock.h"
@@ -30,9 +32,32 @@
 
 namespace sluice::retrieval {
 
+// Told of every batch call: its queries, its callers and its seconds (the dense node's
+// metrics). Its owner detaches it when it goes, since a knowledge base's snapshots, and the
+// coalescers in them, can outlive the node and its metrics. Called on the calling thread,
+// outside the coalescer's lock; the function must not throw.
+class BatchObserver {
+ public:
+  using Fn = std::function<void(std::size_t queries, std::size_t callers, double seconds)>;
+  explicit BatchObserver(Fn fn) : fn_(std::move(fn)) {}
+  void operator()(std::size_t queries, std::size_t callers, double seconds) const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    if (fn_) fn_(queries, callers, seconds);
+  }
+  void detach() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    fn_ = nullptr;
+  }
+
+ private:
+  mutable Mutex mu_;
+  Fn fn_ GUARDED_BY(mu_);
+};
+
 struct CoalescerOptions {
   Nanos window = 100 * kNanosPerMicro;  // docs/retrieval.md, "Exact search on the GPU"
   std::size_t max_queries = 64;
+  std::shared_ptr<BatchObserver> observer;  // optional
 };
 
 class SearchCoalescer {
@@ -56,6 +81,7 @@ class SearchCoalescer {
  private:
   struct Group;
   std::vector<std::vector<ScoredDoc>> run_alone(const float* queries, std::size_t nq, std::size_t k) EXCLUDES(mu_);
+  void report(std::size_t queries, std::size_t callers, std::chrono::steady_clock::time_point t0) const;
 
   const std::size_t dim_;
   const BatchSearch search_;

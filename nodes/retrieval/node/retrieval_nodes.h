@@ -65,13 +65,20 @@ class EmbedNode final : public KnowledgeBaseNode {
 
 class DenseNode final : public KnowledgeBaseNode {
  public:
-  DenseNode(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates, Clock* clock)
-      : KnowledgeBaseNode(std::move(kb)), candidates_(candidates), clock_(clock) {}
+  // `gpu_metrics`: the GPU index's metrics (register_nodes.cc), detached when the node goes,
+  // since the knowledge base's snapshots outlive it.
+  DenseNode(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates, Clock* clock,
+            std::shared_ptr<BatchObserver> gpu_metrics = nullptr)
+      : KnowledgeBaseNode(std::move(kb)), candidates_(candidates), clock_(clock), gpu_metrics_(std::move(gpu_metrics)) {}
+  ~DenseNode() override {
+    if (gpu_metrics_) gpu_metrics_->detach();
+  }
   void process(Batch& batch) override;
 
  private:
   std::size_t candidates_;
   Clock* clock_;
+  std::shared_ptr<BatchObserver> gpu_metrics_;
 };
 
 class Bm25Node final : public KnowledgeBaseNode {

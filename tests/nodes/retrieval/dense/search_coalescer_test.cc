@@ -142,6 +142,27 @@ TEST_F(Coalescing, AFailedCallReachesEveryCallerOfItsGroupAndTheNextGroupRuns) {
   expect_same(after[0], index_.search(query(2), 1, 5)[0]);
 }
 
+TEST_F(Coalescing, TheObserverHearsOfEveryCallUntilDetached) {
+  std::vector<std::pair<std::size_t, std::size_t>> calls;  // (queries, callers)
+  auto observer = std::make_shared<BatchObserver>([&](std::size_t q, std::size_t c, double s) {
+    EXPECT_GE(s, 0.0);
+    calls.emplace_back(q, c);
+  });
+  SearchCoalescer c(kDim, batch(), CoalescerOptions{10 * kNanosPerSecond, 3, observer});
+  std::thread a([&] { c.search(query(0), 1, 3); });
+  std::thread b([&] { c.search(query(1), 2, 3); });
+  a.join();
+  b.join();
+  c.search(query(0), 5, 3);  // alone, in calls of 3 and 2
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0], std::make_pair(std::size_t{3}, std::size_t{2}));
+  EXPECT_EQ(calls[1], std::make_pair(std::size_t{3}, std::size_t{1}));
+  EXPECT_EQ(calls[2], std::make_pair(std::size_t{2}, std::size_t{1}));
+  observer->detach();
+  c.search(query(0), 4, 3);
+  EXPECT_EQ(calls.size(), 3u);
+}
+
 TEST(CoalescerOptionsCheck, NonsenseIsRefused) {
   auto fn = [](const float*, std::size_t nq, std::size_t) { return std::vector<std::vector<ScoredDoc>>(nq); };
   EXPECT_THROW(SearchCoalescer(0, fn, {}), std::invalid_argument);
