@@ -97,16 +97,20 @@ KnowledgeBase::KnowledgeBase(KnowledgeBaseOptions options) : options_(std::move(
   ignored.version = version();
   std::vector<Chunk> chunks;
   std::vector<float> vectors;
-  for (const auto& [id, s] : docs_) {
-    chunks.insert(chunks.end(), s.chunks.begin(), s.chunks.end());
-    vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
-  }
+  gather(&chunks, &vectors);
   vector_device_ = resolve_vector_device(options_.index.vector_device);
   coalescing_ = options_.index.coalescing;
   // The agreement kb.bin carries was measured on these chunks (or carried to them): kept, not
   // measured again at every start (0.4-0.6 s with use-lite).
   live_ = KbSnapshot::build(std::move(chunks), vectors, embedder_, index_options(), version(),
                             loaded_agreement_.measured() ? &loaded_agreement_ : nullptr);
+}
+
+void KnowledgeBase::gather(std::vector<Chunk>* chunks, std::vector<float>* vectors) const {
+  for (const auto& [id, s] : docs_) {
+    chunks->insert(chunks->end(), s.chunks.begin(), s.chunks.end());
+    vectors->insert(vectors->end(), s.vectors.begin(), s.vectors.end());
+  }
 }
 
 IndexOptions KnowledgeBase::index_options() const {
@@ -129,10 +133,7 @@ void KnowledgeBase::set_vector_device(const std::string& device, const Coalescer
   vector_device_ = resolved;
   std::vector<Chunk> chunks;
   std::vector<float> vectors;
-  for (const auto& [id, s] : docs_) {
-    chunks.insert(chunks.end(), s.chunks.begin(), s.chunks.end());
-    vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
-  }
+  gather(&chunks, &vectors);
   std::shared_ptr<const KbSnapshot> live = current();
   const PathAgreement carried = live->path_agreement();
   auto rebuilt = KbSnapshot::build(std::move(chunks), vectors, live->shared_embedder(), index_options(), live->version(),
@@ -372,10 +373,7 @@ void KnowledgeBase::remove_change_listener(std::uint64_t id) {
 void KnowledgeBase::commit(IngestStats& stats, std::vector<std::string> retired) {
   std::vector<Chunk> chunks;
   std::vector<float> vectors;
-  for (const auto& [id, s] : docs_) {
-    chunks.insert(chunks.end(), s.chunks.begin(), s.chunks.end());
-    vectors.insert(vectors.end(), s.vectors.begin(), s.vectors.end());
-  }
+  gather(&chunks, &vectors);
   const std::uint64_t v = version() + 1;
   // The figure moves little while little changes (path_agreement.h): carry it across small
   // writes with the same model, measure again after a refit or once 5% of the chunks changed.

@@ -168,6 +168,8 @@ class KnowledgeBase {
   std::string vector_device_ GUARDED_BY(write_mu_) = "cpu";
   bool vector_device_chosen_ GUARDED_BY(write_mu_) = false;
   CoalescerOptions coalescing_ GUARDED_BY(write_mu_);
+  // Every document's chunks and vectors, in document order: what a snapshot is built from.
+  void gather(std::vector<Chunk>* chunks, std::vector<float>* vectors) const REQUIRES(write_mu_);
   // options_.index with the chosen vector device.
   IndexOptions index_options() const REQUIRES(write_mu_);
   std::string dense_model_ GUARDED_BY(write_mu_);                    // what target_embedder() gives
