@@ -14,7 +14,11 @@
 //
 //   engine_bench --synth 110m:q8_0 [-t 2] [--streams 1,4,8,16] [--prompt 128] [--gen 128]
 //                [--reps 3] [--prefix 2000] [--itl-streams 8] [--interleaved 32] [--slack 0.8]
-//                [--min-chunk 1] [--only-itl | --only-tg] [--kv f32|f16] [--itl-trace FILE] [MODEL.gguf]
+//                [--min-chunk 1] [--only-itl | --only-tg] [--kv f32|f16] [--itl-trace FILE]
+//                [--device cpu|cuda] [MODEL.gguf]
+//  --device cuda: the model in GPU memory and the engine (and the single-stream Generator it is
+//  compared with) on the CUDA backend; -t then does not apply. Exits 1 naming the reason when
+//  the build or the machine has no usable CUDA device (scripts/gpu-check runs it there).
 //  --itl-trace: the last repetition's inter-token latencies while admitting, one line per token
 //  ("seconds since the long prompt's submission,ms"), to see where the tail comes from.
 //  --step-trace FILE: instead, measurement 3 once on the scheduler driven step by step, one line
@@ -38,6 +42,7 @@
 #include "inference/llama/generator.h"
 #include "inference/llama/llama_model.h"
 #include "inference/llama/model_tools.h"
+#include "kernels/backend_factory.h"
 
 using namespace sluice::inference;
 using Steady = std::chrono::steady_clock;
@@ -123,9 +128,10 @@ double aggregate_rate(const LlamaModel& model, const EngineOptions& o, int strea
   return tokens / secs(all_first, end);
 }
 
-double single_stream_generator(const LlamaModel& model, int threads, sluice::kernels::DType kv_type, int prompt, int gen,
-                               std::mt19937& rng) {
+double single_stream_generator(const LlamaModel& model, sluice::kernels::BackendKind device, int threads,
+                               sluice::kernels::DType kv_type, int prompt, int gen, std::mt19937& rng) {
   GeneratorOptions go;
+  go.backend = device;
   go.threads = threads;
   go.kv_type = kv_type;
   Generator g(model, go);
@@ -146,6 +152,7 @@ int main(int argc, char** argv) {
   bool run_throughput = true, run_prefix = true, run_itl = true;
   std::vector<int> stream_counts = {1, 4, 8, 16};
   std::string model_path, synth, dir = "/tmp/sluice-synth", itl_trace, step_trace;
+  sluice::kernels::BackendKind device = sluice::kernels::BackendKind::kCpu;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
@@ -164,6 +171,14 @@ int main(int argc, char** argv) {
     else if (a == "--synth") synth = next();
     else if (a == "--itl-trace") itl_trace = next();
     else if (a == "--step-trace") step_trace = next();
+    else if (a == "--device") {
+      const std::string d = next();
+      if (d != "cpu" && d != "cuda") {
+        std::fprintf(stderr, "--device: cpu or cuda, not '%s'\n", d.c_str());
+        return 2;
+      }
+      device = d == "cuda" ? sluice::kernels::BackendKind::kCuda : sluice::kernels::BackendKind::kCpu;
+    }
     else if (a == "--streams") {
       stream_counts.clear();
       std::string list = next();
@@ -187,9 +202,15 @@ int main(int argc, char** argv) {
     model_path = dir + "/synth-" + synth.substr(0, colon) + "-" + synth.substr(colon + 1) + "-ctx4096.gguf";
     if (!std::filesystem::exists(model_path)) synth_model(preset, parse_weight_type(synth.substr(colon + 1)), model_path);
   }
-  const auto model = LlamaModel::load(model_path);
+  std::string why;
+  if (!sluice::kernels::backend_kind_available(device, &why)) {
+    std::fprintf(stderr, "--device %s: %s\n", sluice::kernels::backend_kind_name(device), why.c_str());
+    return 1;
+  }
+  const auto model = LlamaModel::load(model_path, device);
   std::mt19937 rng(1);
   EngineOptions o;
+  o.backend = device;
   o.threads = threads;
   o.context = 4096;
   o.interleaved_prefill = interleaved;
@@ -198,13 +219,14 @@ int main(int argc, char** argv) {
   o.kv_type = kv_type;
   o.model_id = model_path;
   o.kv_budget_bytes = size_t(2) << 30;
-  std::printf("model %s, %d threads, prompt %d, gen %d, %d reps (median), KV %s\n\n", model_path.c_str(), threads, prompt,
-              gen, reps, kv_type == sluice::kernels::DType::kF16 ? "f16" : "f32");
+  std::printf("model %s, device %s, %d threads, prompt %d, gen %d, %d reps (median), KV %s\n\n", model_path.c_str(),
+              sluice::kernels::backend_kind_name(device), threads, prompt, gen, reps,
+              kv_type == sluice::kernels::DType::kF16 ? "f16" : "f32");
 
   // 1. Aggregate generation.
   if (run_throughput) {
   std::vector<double> solo;
-  for (int r = 0; r < reps; ++r) solo.push_back(single_stream_generator(*model, threads, kv_type, prompt, gen, rng));
+  for (int r = 0; r < reps; ++r) solo.push_back(single_stream_generator(*model, device, threads, kv_type, prompt, gen, rng));
   const double solo_rate = median(solo);
   std::printf("| streams | aggregate tg tok/s | per stream | vs single-stream Generator (%.1f tok/s) |\n| --- | --- | --- | --- |\n", solo_rate);
   for (int streams : stream_counts) {
