@@ -18,7 +18,7 @@ std::shared_ptr<retrieval::KnowledgeBase> open_kb(const std::string& dir, const 
 }
 
 // The GPU index's launches, as the dense node's metrics (docs/operations.md).
-std::shared_ptr<retrieval::BatchObserver> gpu_search_metrics(MetricsRegistry& metrics, const std::string& node) {
+retrieval::BatchObserver::Fn gpu_search_metrics(MetricsRegistry& metrics, const std::string& node) {
   const Labels labels{{"node", node}};
   Counter& launches = metrics.counter("sluice_dense_gpu_launches_total", "Searches of the GPU index (one launch each)", labels);
   Counter& queries = metrics.counter("sluice_dense_gpu_queries_total", "Queries the GPU index searched", labels);
@@ -26,14 +26,13 @@ std::shared_ptr<retrieval::BatchObserver> gpu_search_metrics(MetricsRegistry& me
                                             "Queries per GPU index launch (concurrent searches merged)", labels,
                                             {1, 2, 4, 8, 16, 32, 64, 128, 256});
   Histogram& seconds = metrics.histogram("sluice_dense_gpu_launch_seconds", "Duration of one GPU index search", labels);
-  return std::make_shared<retrieval::BatchObserver>(
-      [launches = &launches, queries = &queries, per_launch = &per_launch, seconds = &seconds](std::size_t n, std::size_t,
-                                                                                             double s) {
-        launches->inc();
-        queries->inc(static_cast<double>(n));
-        per_launch->observe(static_cast<double>(n));
-        seconds->observe(s);
-      });
+  return [launches = &launches, queries = &queries, per_launch = &per_launch, seconds = &seconds](std::size_t n,
+                                                                                                std::size_t, double s) {
+    launches->inc();
+    queries->inc(static_cast<double>(n));
+    per_launch->observe(static_cast<double>(n));
+    seconds->observe(s);
+  };
 }
 
 retrieval::CoalescerOptions coalescer_options(const DenseConfig& dense) {
@@ -72,16 +71,17 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .async = false,
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
         auto kb = open_kb(spec.dense().knowledge_base(), ctx);
-        retrieval::CoalescerOptions coalescing = coalescer_options(spec.dense());
+        bool on_gpu = false;
         try {
           const std::string device = retrieval::resolve_vector_device(spec.dense().device());
-          if (device == "cuda" && ctx.metrics != nullptr) coalescing.observer = gpu_search_metrics(*ctx.metrics, spec.name());
-          kb->set_vector_device(device, coalescing);
+          kb->set_vector_device(device, coalescer_options(spec.dense()));
+          on_gpu = device == "cuda";
         } catch (const std::exception& e) {
           throw std::invalid_argument(std::string("device: ") + e.what());
         }
-        return std::make_unique<retrieval::DenseNode>(std::move(kb), spec.dense().candidates(), ctx.clock,
-                                                      coalescing.observer);
+        auto node = std::make_unique<retrieval::DenseNode>(std::move(kb), spec.dense().candidates(), ctx.clock);
+        if (on_gpu && ctx.metrics != nullptr) node->attach_gpu_metrics(gpu_search_metrics(*ctx.metrics, spec.name()));
+        return node;
       },
   });
   registry.add(NodeKind{

@@ -33,28 +33,39 @@
 namespace sluice::retrieval {
 
 // Told of every batch call: its queries, its callers and its seconds (the dense node's
-// metrics). Its owner detaches it when it goes, since a knowledge base's snapshots, and the
-// coalescers in them, can outlive the node and its metrics. Called on the calling thread,
-// outside the coalescer's lock; the function must not throw.
+// metrics). A knowledge base keeps one for all its snapshots; a node attaches its function and
+// detaches it when it goes, since the snapshots, and the coalescers in them, outlive the node
+// and its metrics. Called on the calling thread, outside the coalescer's lock; the function
+// must not throw.
 class BatchObserver {
  public:
   using Fn = std::function<void(std::size_t queries, std::size_t callers, double seconds)>;
-  explicit BatchObserver(Fn fn) : fn_(std::move(fn)) {}
+  BatchObserver() = default;
   void operator()(std::size_t queries, std::size_t callers, double seconds) const EXCLUDES(mu_) {
     MutexLock lock(mu_);
     if (fn_) fn_(queries, callers, seconds);
   }
-  void detach() EXCLUDES(mu_) {
+  // Replaces the function; returns its ticket for detach.
+  std::uint64_t attach(Fn fn) EXCLUDES(mu_) {
     MutexLock lock(mu_);
-    fn_ = nullptr;
+    fn_ = std::move(fn);
+    return ++ticket_;
+  }
+  // Removes the function attached with `ticket`, unless another has been attached since.
+  void detach(std::uint64_t ticket) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    if (ticket == ticket_) fn_ = nullptr;
   }
 
  private:
   mutable Mutex mu_;
   Fn fn_ GUARDED_BY(mu_);
+  std::uint64_t ticket_ GUARDED_BY(mu_) = 0;
 };
 
 struct CoalescerOptions {
+  CoalescerOptions() = default;
+  CoalescerOptions(Nanos window_, std::size_t max_queries_) : window(window_), max_queries(max_queries_) {}
   Nanos window = 100 * kNanosPerMicro;  // docs/retrieval.md, "Exact search on the GPU"
   std::size_t max_queries = 64;
   std::shared_ptr<BatchObserver> observer;  // optional

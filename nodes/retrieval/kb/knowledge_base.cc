@@ -117,6 +117,7 @@ IndexOptions KnowledgeBase::index_options() const {
   IndexOptions o = options_.index;
   o.vector_device = vector_device_;
   if (vector_device_chosen_) o.coalescing = coalescing_;
+  o.coalescing.observer = search_observer_;
   return o;
 }
 

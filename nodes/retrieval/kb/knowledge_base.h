@@ -127,6 +127,9 @@ class KnowledgeBase {
   void set_vector_device(const std::string& device, const CoalescerOptions& coalescing = {})
       EXCLUDES(write_mu_, swap_mu_);
   std::string vector_device() const EXCLUDES(write_mu_);  // "cpu" or "cuda"
+  // Told of every search of a GPU index of this knowledge base, whichever snapshot (the dense
+  // node attaches its metrics here).
+  const std::shared_ptr<BatchObserver>& search_observer() const { return search_observer_; }
   // Called on the ingesting thread for every later commit, before the new snapshot is swapped
   // in; must not ingest. Returns an id for remove_change_listener. Thread-safe.
   std::uint64_t add_change_listener(KbChangeListener listener) EXCLUDES(listeners_mu_);
@@ -168,6 +171,7 @@ class KnowledgeBase {
   std::string vector_device_ GUARDED_BY(write_mu_) = "cpu";
   bool vector_device_chosen_ GUARDED_BY(write_mu_) = false;
   CoalescerOptions coalescing_ GUARDED_BY(write_mu_);
+  const std::shared_ptr<BatchObserver> search_observer_ = std::make_shared<BatchObserver>();
   // Every document's chunks and vectors, in document order: what a snapshot is built from.
   void gather(std::vector<Chunk>* chunks, std::vector<float>* vectors) const REQUIRES(write_mu_);
   // options_.index with the chosen vector device.

@@ -65,20 +65,20 @@ class EmbedNode final : public KnowledgeBaseNode {
 
 class DenseNode final : public KnowledgeBaseNode {
  public:
-  // `gpu_metrics`: the GPU index's metrics (register_nodes.cc), detached when the node goes,
-  // since the knowledge base's snapshots outlive it.
-  DenseNode(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates, Clock* clock,
-            std::shared_ptr<BatchObserver> gpu_metrics = nullptr)
-      : KnowledgeBaseNode(std::move(kb)), candidates_(candidates), clock_(clock), gpu_metrics_(std::move(gpu_metrics)) {}
+  DenseNode(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates, Clock* clock)
+      : KnowledgeBaseNode(std::move(kb)), candidates_(candidates), clock_(clock) {}
+  // Feeds `metrics` from the knowledge base's GPU searches (register_nodes.cc) until the node
+  // goes, since the snapshots outlive it.
+  void attach_gpu_metrics(BatchObserver::Fn metrics) { gpu_ticket_ = kb_->search_observer()->attach(std::move(metrics)); }
   ~DenseNode() override {
-    if (gpu_metrics_) gpu_metrics_->detach();
+    if (gpu_ticket_ != 0) kb_->search_observer()->detach(gpu_ticket_);
   }
   void process(Batch& batch) override;
 
  private:
   std::size_t candidates_;
   Clock* clock_;
-  std::shared_ptr<BatchObserver> gpu_metrics_;
+  std::uint64_t gpu_ticket_ = 0;
 };
 
 class Bm25Node final : public KnowledgeBaseNode {

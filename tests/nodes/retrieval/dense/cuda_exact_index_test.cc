@@ -107,7 +107,7 @@ TEST_F(CudaIndex, EqualsTheCpuIndexForEveryKernelShapeAndDepth) {
     std::memcpy(queries.data(), &data[7 * dim], dim * sizeof(float));  // query 0 hits the ties
     ExactIndex cpu(dim);
     cpu.add(data.data(), n);
-    auto gpu = make_cuda_exact_index(dim, CoalescerOptions{0, 64});
+    auto gpu = make_cuda_exact_index(dim, CoalescerOptions(0, 64));
     gpu->add(data.data(), n / 3);  // several adds: the device panels grow and continue
     gpu->add(data.data() + (n / 3) * dim, n - n / 3);
     ASSERT_EQ(gpu->size(), n);
@@ -131,7 +131,7 @@ TEST_F(CudaIndex, SmallSetsBigBatchesAndConcurrentCallersEqualTheCpuIndex) {
     const auto queries = unit_rows(300, kDim, 99);
     ExactIndex cpu(kDim);
     cpu.add(data.data(), n);
-    auto gpu = make_cuda_exact_index(kDim, CoalescerOptions{200 * kNanosPerMicro, 64});
+    auto gpu = make_cuda_exact_index(kDim, CoalescerOptions(200 * kNanosPerMicro, 64));
     gpu->add(data.data(), n);
     // 300 queries: over one launch's 256 and the coalescer's 64, so in several calls.
     expect_identical(cpu.search(queries.data(), 300, 50), gpu->search(queries.data(), 300, 50), "n " + std::to_string(n));

@@ -58,7 +58,7 @@ class Coalescing : public ::testing::Test {
 
 TEST_F(Coalescing, ConcurrentSingleQueriesShareOneCallAndGetTheirOwnAnswers) {
   constexpr int kCallers = 8;
-  SearchCoalescer c(kDim, batch(), CoalescerOptions{10 * kNanosPerSecond, kCallers});
+  SearchCoalescer c(kDim, batch(), CoalescerOptions(10 * kNanosPerSecond, kCallers));
   std::vector<std::vector<std::vector<ScoredDoc>>> got(kCallers);
   std::vector<std::thread> threads;
   for (int t = 0; t < kCallers; ++t) threads.emplace_back([&, t] { got[t] = c.search(query(t), 1, 10); });
@@ -75,7 +75,7 @@ TEST_F(Coalescing, ConcurrentSingleQueriesShareOneCallAndGetTheirOwnAnswers) {
 }
 
 TEST_F(Coalescing, EachCallerGetsItsOwnDepthOfTheDeepestSearch) {
-  SearchCoalescer c(kDim, batch(), CoalescerOptions{10 * kNanosPerSecond, 3});
+  SearchCoalescer c(kDim, batch(), CoalescerOptions(10 * kNanosPerSecond, 3));
   std::vector<std::vector<ScoredDoc>> shallow, deep;
   std::thread a([&] { shallow = c.search(query(0), 1, 3); });
   std::thread b([&] { deep = c.search(query(1), 2, 25); });
@@ -91,7 +91,7 @@ TEST_F(Coalescing, EachCallerGetsItsOwnDepthOfTheDeepestSearch) {
 }
 
 TEST_F(Coalescing, ACallerWithMoreQueriesThanAGroupRunsAloneInGroupSizedCalls) {
-  SearchCoalescer c(kDim, batch(), CoalescerOptions{10 * kNanosPerSecond, 8});
+  SearchCoalescer c(kDim, batch(), CoalescerOptions(10 * kNanosPerSecond, 8));
   const auto got = c.search(query(0), 20, 10);
   const auto alone = index_.search(query(0), 20, 10);
   ASSERT_EQ(got.size(), 20u);
@@ -101,7 +101,7 @@ TEST_F(Coalescing, ACallerWithMoreQueriesThanAGroupRunsAloneInGroupSizedCalls) {
 }
 
 TEST_F(Coalescing, WithoutAWindowALoneCallerIsAnsweredAtOnce) {
-  SearchCoalescer c(kDim, batch(), CoalescerOptions{0, 64});
+  SearchCoalescer c(kDim, batch(), CoalescerOptions(0, 64));
   for (std::size_t q = 0; q < 5; ++q) expect_same(c.search(query(q), 1, 7)[0], index_.search(query(q), 1, 7)[0]);
   EXPECT_EQ(c.stats().batches, 5u);
   EXPECT_TRUE(c.search(query(0), 0, 7).empty());
@@ -115,7 +115,7 @@ TEST_F(Coalescing, AFailedCallReachesEveryCallerOfItsGroupAndTheNextGroupRuns) {
         if (calls++ == 0) throw std::runtime_error("device lost");
         return index_.search(q, nq, k);
       },
-      CoalescerOptions{10 * kNanosPerSecond, 2});
+      CoalescerOptions(10 * kNanosPerSecond, 2));
   std::atomic<int> failures{0};
   std::thread a([&] {
     try {
@@ -142,13 +142,16 @@ TEST_F(Coalescing, AFailedCallReachesEveryCallerOfItsGroupAndTheNextGroupRuns) {
   expect_same(after[0], index_.search(query(2), 1, 5)[0]);
 }
 
-TEST_F(Coalescing, TheObserverHearsOfEveryCallUntilDetached) {
+TEST_F(Coalescing, TheObserverHearsOfEveryCallUntilItsOwnerDetaches) {
   std::vector<std::pair<std::size_t, std::size_t>> calls;  // (queries, callers)
-  auto observer = std::make_shared<BatchObserver>([&](std::size_t q, std::size_t c, double s) {
+  auto observer = std::make_shared<BatchObserver>();
+  const std::uint64_t ticket = observer->attach([&](std::size_t q, std::size_t c, double s) {
     EXPECT_GE(s, 0.0);
     calls.emplace_back(q, c);
   });
-  SearchCoalescer c(kDim, batch(), CoalescerOptions{10 * kNanosPerSecond, 3, observer});
+  CoalescerOptions options(10 * kNanosPerSecond, 3);
+  options.observer = observer;
+  SearchCoalescer c(kDim, batch(), options);
   std::thread a([&] { c.search(query(0), 1, 3); });
   std::thread b([&] { c.search(query(1), 2, 3); });
   a.join();
@@ -158,17 +161,24 @@ TEST_F(Coalescing, TheObserverHearsOfEveryCallUntilDetached) {
   EXPECT_EQ(calls[0], std::make_pair(std::size_t{3}, std::size_t{2}));
   EXPECT_EQ(calls[1], std::make_pair(std::size_t{3}, std::size_t{1}));
   EXPECT_EQ(calls[2], std::make_pair(std::size_t{2}, std::size_t{1}));
-  observer->detach();
+  // A later attach wins, and the earlier owner's detach leaves it in place.
+  int later = 0;
+  const std::uint64_t second = observer->attach([&](std::size_t, std::size_t, double) { ++later; });
+  observer->detach(ticket);
+  c.search(query(0), 3, 3);  // fills its group: no window to wait out
+  EXPECT_EQ(later, 1);
+  observer->detach(second);
   c.search(query(0), 4, 3);
   EXPECT_EQ(calls.size(), 3u);
+  EXPECT_EQ(later, 1);
 }
 
 TEST(CoalescerOptionsCheck, NonsenseIsRefused) {
   auto fn = [](const float*, std::size_t nq, std::size_t) { return std::vector<std::vector<ScoredDoc>>(nq); };
   EXPECT_THROW(SearchCoalescer(0, fn, {}), std::invalid_argument);
   EXPECT_THROW(SearchCoalescer(4, nullptr, {}), std::invalid_argument);
-  EXPECT_THROW(SearchCoalescer(4, fn, CoalescerOptions{0, 0}), std::invalid_argument);
-  EXPECT_THROW(SearchCoalescer(4, fn, CoalescerOptions{-1, 4}), std::invalid_argument);
+  EXPECT_THROW(SearchCoalescer(4, fn, CoalescerOptions(0, 0)), std::invalid_argument);
+  EXPECT_THROW(SearchCoalescer(4, fn, CoalescerOptions(-1, 4)), std::invalid_argument);
 }
 
 }  // namespace
