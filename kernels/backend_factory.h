@@ -20,6 +20,8 @@ namespace sluice::kernels {
 
 enum class BackendKind { kCpu, kCuda };
 const char* backend_kind_name(BackendKind kind);  // "cpu", "cuda"
+// The inverse: false (kind untouched) for anything but "cpu" and "cuda".
+bool parse_backend_kind(std::string_view name, BackendKind* kind);
 
 // Whether this build and machine can run `kind`: the CPU always; CUDA when the build has the
 // CUDA backend (cmake/Cuda.cmake) and a device is usable. When not, `why` says what is missing.

@@ -20,6 +20,16 @@ const char* backend_kind_name(BackendKind kind) {
   return "?";
 }
 
+bool parse_backend_kind(std::string_view name, BackendKind* kind) {
+  for (const BackendKind k : {BackendKind::kCpu, BackendKind::kCuda}) {
+    if (name == backend_kind_name(k)) {
+      *kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool backend_kind_available(BackendKind kind, std::string* why) {
   switch (kind) {
     case BackendKind::kCpu: return true;

@@ -103,11 +103,11 @@ int generate(const Args& args) {
     std::fprintf(stderr, "usage: %s\n", usage);
     return 2;
   }
-  if (device != "cpu" && device != "cuda") {
+  kernels::BackendKind kind = kernels::BackendKind::kCpu;
+  if (!kernels::parse_backend_kind(device, &kind)) {
     std::fprintf(stderr, "sluice generate: --device must be cpu or cuda, not '%s'\n", device.c_str());
     return 2;
   }
-  const kernels::BackendKind kind = device == "cuda" ? kernels::BackendKind::kCuda : kernels::BackendKind::kCpu;
   if (std::string why; !kernels::backend_kind_available(kind, &why)) {
     std::fprintf(stderr, "sluice generate: --device %s: %s\n", device.c_str(), why.c_str());
     return 2;

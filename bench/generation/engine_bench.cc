@@ -173,11 +173,10 @@ int main(int argc, char** argv) {
     else if (a == "--step-trace") step_trace = next();
     else if (a == "--device") {
       const std::string d = next();
-      if (d != "cpu" && d != "cuda") {
+      if (!sluice::kernels::parse_backend_kind(d, &device)) {
         std::fprintf(stderr, "--device: cpu or cuda, not '%s'\n", d.c_str());
         return 2;
       }
-      device = d == "cuda" ? sluice::kernels::BackendKind::kCuda : sluice::kernels::BackendKind::kCpu;
     }
     else if (a == "--streams") {
       stream_counts.clear();

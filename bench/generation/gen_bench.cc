@@ -124,11 +124,10 @@ int main(int argc, char** argv) {
     else if (a == "--cpu-time") g_cpu_time = true;
     else if (a == "--device") {
       const std::string d = next();
-      if (d != "cpu" && d != "cuda") {
+      if (!sluice::kernels::parse_backend_kind(d, &device)) {
         std::fprintf(stderr, "--device: cpu or cuda, not '%s'\n", d.c_str());
         return 2;
       }
-      device = d == "cuda" ? sluice::kernels::BackendKind::kCuda : sluice::kernels::BackendKind::kCpu;
     }
     else if (a == "--kv") kv_type = std::string(next()) == "f16" ? sluice::kernels::DType::kF16 : sluice::kernels::DType::kF32;
     else if (a == "--synth") {

@@ -12,31 +12,18 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "nodes/retrieval/dense/exact_index.h"
 #include "nodes/retrieval/dense/vector_device.h"
+#include "tests/support/unit_rows.h"
 
 namespace sluice::retrieval {
 namespace {
 
-std::vector<float> unit_rows(std::size_t n, std::size_t dim, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> g;
-  std::vector<float> v(n * dim);
-  for (std::size_t i = 0; i < n; ++i) {
-    double sq = 0;
-    for (std::size_t j = 0; j < dim; ++j) {
-      v[i * dim + j] = g(rng);
-      sq += double(v[i * dim + j]) * v[i * dim + j];
-    }
-    for (std::size_t j = 0; j < dim; ++j) v[i * dim + j] = float(v[i * dim + j] / std::sqrt(sq));
-  }
-  return v;
-}
+using testing::unit_rows;
 
 void expect_identical(const std::vector<std::vector<ScoredDoc>>& cpu, const std::vector<std::vector<ScoredDoc>>& gpu,
                       const std::string& what) {

@@ -5,33 +5,20 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <random>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "nodes/retrieval/dense/exact_index.h"
 #include "nodes/retrieval/dense/search_coalescer.h"
+#include "tests/support/unit_rows.h"
 
 namespace sluice::retrieval {
 namespace {
 
 constexpr std::size_t kDim = 48;
 
-std::vector<float> random_unit_rows(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> g;
-  std::vector<float> v(n * kDim);
-  for (std::size_t i = 0; i < n; ++i) {
-    double sq = 0;
-    for (std::size_t j = 0; j < kDim; ++j) {
-      v[i * kDim + j] = g(rng);
-      sq += double(v[i * kDim + j]) * v[i * kDim + j];
-    }
-    for (std::size_t j = 0; j < kDim; ++j) v[i * kDim + j] = float(v[i * kDim + j] / std::sqrt(sq));
-  }
-  return v;
-}
+std::vector<float> random_unit_rows(std::size_t n, std::uint64_t seed) { return testing::unit_rows(n, kDim, seed); }
 
 void expect_same(const std::vector<ScoredDoc>& a, const std::vector<ScoredDoc>& b) {
   ASSERT_EQ(a.size(), b.size());
