@@ -18,8 +18,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <new>
+#include <vector>
+
+#include "kernels/token_sampling.h"
 
 namespace sluice::kernels {
 
@@ -70,6 +74,25 @@ struct AttentionSegment {
   float* out = nullptr;
 };
 
+// One token per sequence, in backend memory (a decode step a device backend can record): token i
+// is at positions[i], its sequence's block table at tables + i * table_stride. A negative
+// position marks a padding row, which rope_at and kv_store_at leave alone and attention_at
+// answers with zeros.
+struct TokenPlaces {
+  const int32_t* positions = nullptr;
+  const int32_t* tables = nullptr;
+  int64_t table_stride = 0;
+  int64_t n = 0;
+};
+
+// A recorded sequence of a backend's operations (a CUDA graph on the GPU); replay() queues them
+// again, reading their operands from the same addresses.
+class BackendRecording {
+ public:
+  virtual ~BackendRecording() = default;
+  virtual void replay() = 0;
+};
+
 class KernelBackend {
  public:
   virtual ~KernelBackend() = default;
@@ -116,6 +139,69 @@ class KernelBackend {
     for (int64_t i = 0; i < n; ++i) get_row(w, rows[i], out + i * w.cols);
   }
 
+  // Decode-step forms of get_rows, rope, kv_store and attention whose per-step inputs (token ids,
+  // positions, block tables) are read from backend memory, so a recording of them stays valid
+  // when the inputs change. The defaults run the operations above token by token and suit a
+  // host-memory backend only; a device backend overrides all four.
+  virtual void get_rows_at(const MatrixView& w, const int32_t* rows, int64_t n, float* out) { get_rows(w, rows, n, out); }
+  virtual void rope_at(float* x, const TokenPlaces& at, int n_heads, int head_dim, int n_rot, float freq_base) {
+    for (int64_t i = 0; i < at.n; ++i)
+      if (at.positions[i] >= 0) rope(x + i * n_heads * head_dim, 1, n_heads, head_dim, n_rot, at.positions[i], freq_base);
+  }
+  virtual void kv_store_at(const KvLayerView& kv, const TokenPlaces& at, const float* k, const float* v) {
+    for (int64_t i = 0; i < at.n; ++i)
+      if (at.positions[i] >= 0)
+        kv_store(kv, at.tables + i * at.table_stride, at.positions[i], 1, k + i * kv.kv_dim, v + i * kv.kv_dim);
+  }
+  virtual void attention_at(const KvLayerView& kv, const TokenPlaces& at, const float* q, const AttentionShape& shape,
+                            float* out) {
+    const int64_t width = int64_t(shape.n_heads) * shape.head_dim;
+    std::vector<AttentionSegment> segments;
+    for (int64_t i = 0; i < at.n; ++i) {
+      if (at.positions[i] >= 0)
+        segments.push_back({q + i * width, at.tables + i * at.table_stride, at.positions[i], 1, out + i * width});
+      else
+        std::memset(out + i * width, 0, size_t(width) * sizeof(float));
+    }
+    attention_batch(kv, segments.data(), segments.size(), shape);
+  }
+
+  // Sampling (kernels/token_sampling.h's rule), in two halves so that a recorded step can end
+  // with it: stage_sampling takes `rows` rows' parameters (host memory, penalties included) into
+  // the backend, outside any recording; sample_staged then picks one token per row of `logits`
+  // (rows x vocab, backend memory, modified by the penalties) into `tokens` (backend memory).
+  // `greedy_only` says every staged row has temperature <= 0 (the backend may then skip the
+  // sort); a recording of sample_staged is valid for stagings of the same row count and kind.
+  // On a device only the ids then cross to the host. A device sums in another order than the
+  // host (see token_sampling.h).
+  virtual void stage_sampling(const TokenSampling* params, int64_t rows) {
+    staged_sampling_.assign(params, params + rows);
+    staged_penalties_.clear();
+    for (const TokenSampling& p : staged_sampling_)
+      staged_penalties_.emplace_back(p.penalties, p.penalties + p.penalty_count);
+    for (size_t i = 0; i < staged_sampling_.size(); ++i) staged_sampling_[i].penalties = staged_penalties_[i].data();
+  }
+  virtual void sample_staged(float* logits, int64_t rows, int64_t vocab, bool greedy_only, int32_t* tokens) {
+    (void)greedy_only;
+    for (int64_t i = 0; i < rows && size_t(i) < staged_sampling_.size(); ++i)
+      tokens[i] = sample_token(logits + i * vocab, vocab, staged_sampling_[size_t(i)], sampling_scratch_);
+  }
+  // Recording. record() returns what `ops` queues, for replay, or nullptr when this backend does
+  // not record (can_record() false; the CPU's operations run when called, so a replay would
+  // save nothing).
+  // While recording, operations are queued into the recording instead of run, so whatever must
+  // differ between replays (token ids, positions, block tables, sampling parameters) has to be
+  // read from backend memory staged before each replay: the *_at operations and sample_staged
+  // read theirs so. Nothing else may be called meanwhile: no allocate, copy or stage_sampling.
+  // scratch_epoch() changes whenever the backend replaced internal scratch memory a recording
+  // may address; a recording made under another epoch must be discarded, never replayed.
+  virtual bool can_record() const { return false; }
+  virtual std::unique_ptr<BackendRecording> record(const std::function<void()>& ops) {
+    (void)ops;
+    return nullptr;
+  }
+  virtual uint64_t scratch_epoch() const { return 0; }
+
   // Operand memory. The defaults are host memory; a device backend overrides all of them.
   // True when operands may be any host memory (no copies needed).
   virtual bool host_memory() const { return true; }
@@ -128,6 +214,12 @@ class KernelBackend {
   virtual void copy_to_backend(void* dst, const void* host_src, size_t bytes) { std::memcpy(dst, host_src, bytes); }
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) { std::memcpy(host_dst, src, bytes); }
   virtual void copy_within(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+
+ private:
+  // The host defaults' staged sampling parameters (deep copies, so the caller's may change).
+  std::vector<TokenSampling> staged_sampling_;
+  std::vector<std::vector<TokenPenalty>> staged_penalties_;
+  std::vector<std::pair<float, int32_t>> sampling_scratch_;
 };
 
 }  // namespace sluice::kernels

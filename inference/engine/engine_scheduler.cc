@@ -151,16 +151,28 @@ StepReport EngineScheduler::step() {
   std::vector<Planned> planned;
   plan(planned, report);
   if (!planned.empty()) {
+    // Unconstrained sequences sample on the backend (on a GPU only the token id comes back);
+    // constrained ones need their logits here for the grammar's mask.
     segments_.clear();
     size_t with_logits = 0;
-    for (const Planned& p : planned) with_logits += p.logits;
+    for (const Planned& p : planned) with_logits += p.logits && p.seq->constraint;
     const size_t vocab = size_t(model_.config().vocab_size);
     if (logits_.size() < with_logits * vocab) logits_.resize(with_logits * vocab);
+    sampling_.assign(planned.size(), kernels::TokenSampling{});
+    sampled_.assign(planned.size(), -1);
     size_t row = 0;
-    for (const Planned& p : planned) {
+    for (size_t i = 0; i < planned.size(); ++i) {
+      const Planned& p = planned[i];
       Sequence& s = *p.seq;
-      segments_.push_back(ForwardSegment{s.tokens.data() + s.computed, p.n, s.computed, s.table.data(),
-                                         p.logits ? logits_.data() + row++ * vocab : nullptr});
+      ForwardSegment seg{s.tokens.data() + s.computed, p.n, s.computed, s.table.data(), nullptr};
+      if (p.logits && s.constraint) {
+        seg.logits = logits_.data() + row++ * vocab;
+      } else if (p.logits) {
+        sampling_[i] = s.sampler.prepare(s.tokens);
+        seg.sampling = &sampling_[i];
+        seg.token = &sampled_[i];
+      }
+      segments_.push_back(seg);
     }
     const auto t0 = Clock::now();
     forward_.forward_batch(segments_.data(), segments_.size(), pool_);
@@ -365,15 +377,20 @@ void EngineScheduler::learn_step_costs(const StepReport& r, int decoders) {
 void EngineScheduler::after_forward(const std::vector<Planned>& planned, StepReport& report) {
   const size_t vocab = size_t(model_.config().vocab_size);
   size_t row = 0;
-  for (const Planned& p : planned) {
+  for (size_t i = 0; i < planned.size(); ++i) {
+    const Planned& p = planned[i];
     Sequence& s = *p.seq;
     const int64_t old = s.computed;
     s.computed += p.n;
     if (options_.prefix_cache) publish_full_blocks(s, old);
+    if (!p.logits) continue;
     bool finished = false;
-    if (p.logits && contained(s, "sampling or its on_text callback", [&] { finished = sample_next(s, logits_.data() + row * vocab); }))
+    const bool constrained = s.constraint != nullptr;
+    if (contained(s, "sampling or its on_text callback", [&] {
+          finished = constrained ? sample_next(s, logits_.data() + row * vocab) : accept_token(s, sampled_[i]);
+        }))
       report.finished += finished;
-    row += p.logits;
+    row += constrained;
   }
 }
 
@@ -384,7 +401,6 @@ void EngineScheduler::publish_full_blocks(Sequence& s, int64_t old_computed) {
 }
 
 bool EngineScheduler::sample_next(Sequence& s, float* logits) {
-  const Tokenizer& tok = model_.tokenizer();
   const size_t vocab = size_t(model_.config().vocab_size);
   if (s.constraint) {
     // Tokens still to come: the request's limit, or the context's if that is nearer.
@@ -396,7 +412,11 @@ bool EngineScheduler::sample_next(Sequence& s, float* logits) {
     }
   }
   // The sampler may modify logits (penalties): they are this step's scratch.
-  const int32_t next = s.sampler.sample(std::span<float>(logits, vocab), s.tokens);
+  return accept_token(s, s.sampler.sample(std::span<float>(logits, vocab), s.tokens));
+}
+
+bool EngineScheduler::accept_token(Sequence& s, int32_t next) {
+  const Tokenizer& tok = model_.tokenizer();
   if (tok.is_end_of_generation(next) && !s.request.ignore_eos) {
     finish(s, FinishReason::kStop);
     return true;

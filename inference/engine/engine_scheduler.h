@@ -88,6 +88,8 @@ class EngineScheduler {
 
   size_t waiting() const { return waiting_.size(); }
   size_t running() const { return running_.size(); }
+  // Decode steps run as a replay of a backend recording (a CUDA graph; 0 on the CPU).
+  int64_t replayed_decode_steps() const { return forward_.replayed_steps(); }
   // The request ids (GenerationRequest::request_id) of the running, then the waiting sequences.
   std::vector<std::string> request_ids() const;
   const EngineOptions& options() const { return options_; }
@@ -130,7 +132,7 @@ class EngineScheduler {
   struct Planned {
     Sequence* seq;
     int64_t n;
-    bool logits;
+    bool logits;  // the step ends its known tokens: it picks the next one
   };
 
   EngineScheduler(const LlamaModel& model, const EngineOptions& options, kernels::BackendHandle backend);
@@ -149,7 +151,10 @@ class EngineScheduler {
   Sequence* least_urgent_running(const Sequence* more_urgent_than, const std::vector<Planned>* exclude);
   void preempt(Sequence& seq);
   void after_forward(const std::vector<Planned>& planned, StepReport& report);
-  bool sample_next(Sequence& seq, float* logits);  // true when the sequence finished
+  // The next token from host logits (constrained sequences: the grammar masks them first), or as
+  // the backend sampled it; true when the sequence finished.
+  bool sample_next(Sequence& seq, float* logits);
+  bool accept_token(Sequence& seq, int32_t next);
   void publish_full_blocks(Sequence& seq, int64_t old_computed);
   void finish(Sequence& seq, FinishReason how);
   // Runs one of a sequence's own callbacks (or its sampler); if it throws, ends that sequence
@@ -173,7 +178,9 @@ class EngineScheduler {
   std::vector<SeqPtr> running_;  // in admission order
   std::vector<int> running_per_class_;
   std::vector<uint64_t> preemptions_;
-  std::vector<float> logits_;
+  std::vector<float> logits_;                      // one step's host logits (constrained sequences)
+  std::vector<kernels::TokenSampling> sampling_;   // one step's parameters for backend sampling
+  std::vector<int32_t> sampled_;                   // ... and the tokens it picked
   std::shared_ptr<const constrain::VocabTrie> vocab_trie_;  // built at the first constrained request
   // Measured step costs (EWMA, seconds) behind the adaptive prefill chunk.
   double decode_step_seconds_ = 0;    // a step of decoders only

@@ -67,37 +67,77 @@ void LlamaForward::forward_batch(const ForwardSegment* segments, size_t count, K
     throw std::length_error("forward_batch: " + std::to_string(total) + " tokens exceed max_batch " +
                             std::to_string(max_batch_));
   if (total == 0) return;
+  if (run_recorded_decode(segments, count, pool)) return;
   run_layers(segments, count, total, pool);
-  // Gather the last row of every segment that wants logits, then one output product for all.
+  // Gather the last row of every segment that wants a token or logits (sampled rows first), then
+  // one output product for all.
   const int64_t dim = model_.config().dim;
-  int64_t rows = 0, offset = 0;
+  int64_t rows = 0;
   logits_rows_.clear();
-  for (size_t i = 0; i < count; ++i) {
-    offset += segments[i].n;
-    if (!segments[i].logits || segments[i].n == 0) continue;
-    backend_.copy_within(att_.floats() + rows++ * dim, x_.floats() + (offset - 1) * dim, size_t(dim) * sizeof(float));
-    logits_rows_.push_back(segments[i].logits);
+  sampling_rows_.clear();
+  token_rows_.clear();
+  for (const bool sampled : {true, false}) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const ForwardSegment& s = segments[i];
+      offset += s.n;
+      if (s.n == 0 || (sampled ? !s.wants_token() : !s.wants_logits())) continue;
+      backend_.copy_within(att_.floats() + rows++ * dim, x_.floats() + (offset - 1) * dim, size_t(dim) * sizeof(float));
+      if (sampled) {
+        sampling_rows_.push_back(*s.sampling);
+        token_rows_.push_back(s.token);
+      } else {
+        logits_rows_.push_back(s.logits);
+      }
+    }
   }
-  if (rows > 0) output_logits(att_.floats(), rows, logits_rows_.data());
+  if (rows > 0)
+    output_logits(att_.floats(), rows, logits_rows_.data(), int64_t(sampling_rows_.size()), sampling_rows_.data(),
+                  token_rows_.data());
 }
 
-void LlamaForward::output_logits(const float* hidden, int64_t rows, float* const* dst) {
+void LlamaForward::ensure_logits(int64_t rows) {
+  const size_t bytes = size_t(rows * model_.config().vocab_size) * sizeof(float);
+  if (logits_.bytes() >= bytes) return;
+  logits_ = kernels::BackendBuffer(backend_, bytes);
+  ++own_epoch_;
+}
+
+void LlamaForward::output_logits(const float* hidden, int64_t rows, float* const* dst, int64_t sampled,
+                                 const kernels::TokenSampling* params, int32_t* const* tokens) {
   const LlamaConfig& c = model_.config();
   const int64_t vocab = c.vocab_size;
   backend_.rms_norm(hidden, model_.output_norm, rows, c.dim, c.rms_eps, xb_.floats());
-  bool contiguous = backend_.host_memory();  // then the product may write the caller's rows
+  bool contiguous = backend_.host_memory() && sampled == 0;  // then the product may write the caller's rows
   for (int64_t i = 1; i < rows && contiguous; ++i) contiguous = dst[i] == dst[0] + i * vocab;
   if (contiguous) return backend_.matmul(model_.output, xb_.floats(), rows, dst[0]);
-  const size_t bytes = size_t(rows * vocab) * sizeof(float);
-  if (logits_.bytes() < bytes) logits_ = kernels::BackendBuffer(backend_, bytes);
+  ensure_logits(rows);
   backend_.matmul(model_.output, xb_.floats(), rows, logits_.floats());
-  const float* rows_at = logits_.floats();
+  if (sampled > 0) {
+    bool greedy_only = true;
+    for (int64_t i = 0; i < sampled; ++i) greedy_only &= params[i].temperature <= 0;
+    backend_.stage_sampling(params, sampled);
+    host_ids_.resize(size_t(sampled));
+    if (backend_.host_memory()) {
+      backend_.sample_staged(logits_.floats(), sampled, vocab, greedy_only, host_ids_.data());
+    } else {
+      if (ids_.bytes() < size_t(sampled) * sizeof(int32_t)) ids_ = kernels::BackendBuffer(backend_, size_t(max_batch_) * sizeof(int32_t));
+      backend_.sample_staged(logits_.floats(), sampled, vocab, greedy_only, static_cast<int32_t*>(ids_.data()));
+      backend_.copy_to_host(host_ids_.data(), ids_.data(), size_t(sampled) * sizeof(int32_t));
+    }
+    for (int64_t i = 0; i < sampled; ++i) *tokens[i] = host_ids_[size_t(i)];
+  }
+  const int64_t with_logits = rows - sampled;
+  if (with_logits == 0) return;
+  const float* rows_at = logits_.floats() + sampled * vocab;
+  const size_t bytes = size_t(with_logits * vocab) * sizeof(float);
   if (!backend_.host_memory()) {  // one copy back for all rows
-    host_logits_.resize(size_t(rows * vocab));
+    host_logits_.resize(size_t(with_logits * vocab));
     backend_.copy_to_host(host_logits_.data(), rows_at, bytes);
     rows_at = host_logits_.data();
   }
-  for (int64_t i = 0; i < rows; ++i) std::memcpy(dst[i], rows_at + i * vocab, size_t(vocab) * sizeof(float));
+  for (int64_t i = 0; i < with_logits; ++i)
+    std::memcpy(dst[i], rows_at + i * vocab, size_t(vocab) * sizeof(float));
 }
 
 const ForwardSegment* LlamaForward::stage_tables(const ForwardSegment* segments, size_t count, int block_size) {
@@ -119,14 +159,17 @@ const ForwardSegment* LlamaForward::stage_tables(const ForwardSegment* segments,
   return staged_.data();
 }
 
-void LlamaForward::run_layers(const ForwardSegment* caller_segments, size_t count, int64_t n, KvBlockPool& pool) {
+void LlamaForward::run_layers(const ForwardSegment* caller_segments, size_t count, int64_t n, KvBlockPool& pool,
+                              const kernels::TokenPlaces* at, const int32_t* token_ids) {
   const LlamaConfig& c = model_.config();
   const int64_t dim = c.dim, hid = c.hidden_dim, kv_dim = int64_t(c.n_kv_heads) * c.head_dim;
   kernels::KernelBackend& be = backend_;
-  const ForwardSegment* segments = stage_tables(caller_segments, count, pool.block_size());
+  const ForwardSegment* segments = at ? nullptr : stage_tables(caller_segments, count, pool.block_size());
   float *x = x_.floats(), *xb = xb_.floats(), *q_all = q_.floats(), *k_all = k_.floats(), *v_all = v_.floats();
   float *att = att_.floats(), *gate = gate_.floats(), *up = up_.floats();
-  {
+  if (at) {
+    be.get_rows_at(model_.token_embd, token_ids, n, x);
+  } else {
     int64_t t = 0;
     for (size_t i = 0; i < count; t += segments[i].n, ++i)
       be.get_rows(model_.token_embd, segments[i].tokens, segments[i].n, x + t * dim);
@@ -144,20 +187,27 @@ void LlamaForward::run_layers(const ForwardSegment* caller_segments, size_t coun
     // Position-dependent work, per segment: each has its own positions and block table. Every
     // segment's keys and values are stored before any attends (a segment writes only its own
     // blocks), so all segments' attention is one launch.
-    attention_segments_.clear();
-    int64_t t = 0;
-    for (size_t i = 0; i < count; ++i) {
-      const ForwardSegment& s = segments[i];
-      if (s.n == 0) continue;
-      float* q = q_all + t * dim;
-      float* k = k_all + t * kv_dim;
-      be.rope(q, s.n, c.n_heads, c.head_dim, c.n_rot, s.pos0, c.rope_base);
-      be.rope(k, s.n, c.n_kv_heads, c.head_dim, c.n_rot, s.pos0, c.rope_base);
-      be.kv_store(kv, s.block_table, s.pos0, s.n, k, v_all + t * kv_dim);
-      attention_segments_.push_back({q, s.block_table, s.pos0, s.n, att + t * dim});
-      t += s.n;
+    if (at) {
+      be.rope_at(q_all, *at, c.n_heads, c.head_dim, c.n_rot, c.rope_base);
+      be.rope_at(k_all, *at, c.n_kv_heads, c.head_dim, c.n_rot, c.rope_base);
+      be.kv_store_at(kv, *at, k_all, v_all);
+      be.attention_at(kv, *at, q_all, shape, att);
+    } else {
+      attention_segments_.clear();
+      int64_t t = 0;
+      for (size_t i = 0; i < count; ++i) {
+        const ForwardSegment& s = segments[i];
+        if (s.n == 0) continue;
+        float* q = q_all + t * dim;
+        float* k = k_all + t * kv_dim;
+        be.rope(q, s.n, c.n_heads, c.head_dim, c.n_rot, s.pos0, c.rope_base);
+        be.rope(k, s.n, c.n_kv_heads, c.head_dim, c.n_rot, s.pos0, c.rope_base);
+        be.kv_store(kv, s.block_table, s.pos0, s.n, k, v_all + t * kv_dim);
+        attention_segments_.push_back({q, s.block_table, s.pos0, s.n, att + t * dim});
+        t += s.n;
+      }
+      be.attention_batch(kv, attention_segments_.data(), attention_segments_.size(), shape);
     }
-    be.attention_batch(kv, attention_segments_.data(), attention_segments_.size(), shape);
     be.matmul(L.wo, att, n, xb);
     be.add(x, xb, n * dim);
     be.rms_norm(x, L.ffn_norm, n, dim, c.rms_eps, xb);

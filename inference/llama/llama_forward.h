@@ -9,6 +9,13 @@
 // that segment's own block table. The kernels compute each token's row independently of the
 // others in the batch, so a sequence's logits do not depend on what it was batched with.
 //
+// On a backend that records (a GPU's), a pure decode step (every segment one token) runs as one
+// recording per (batch-size bucket, block-table width, output kind): the tokens, positions and
+// block tables are staged into backend memory padded to the bucket (padding rows have position
+// -1), the step's operations read them there, and the recording is replayed; the first step of a
+// bucket runs unrecorded, so the backend's scratch is grown before it is recorded. A sequence's
+// results are the same either way (rows are independent).
+//
 // Owns its scratch buffers, in the backend's memory; borrows the model and backend (which must
 // outlive it). Token ids, block tables and logits stay host memory for the caller: on a
 // device-memory backend the tables are staged into device memory each pass and only the
@@ -17,6 +24,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
 #include <vector>
 
 #include "inference/llama/kv_cache.h"
@@ -28,13 +38,20 @@ namespace sluice::inference {
 
 // One sequence's part of a ragged batch: tokens[0, n) at positions pos0.., KV written through
 // block_table (which must already cover pos0 + n positions). When logits is set, the last
-// token's vocab_size logits are written there.
+// token's vocab_size logits are written there. Otherwise, when sampling and token are set, the
+// backend picks the next token by kernels/token_sampling.h's rule and writes its id to *token:
+// on a device only the id crosses to the host.
 struct ForwardSegment {
   const int32_t* tokens = nullptr;
   int64_t n = 0;
   int64_t pos0 = 0;
   const int32_t* block_table = nullptr;
   float* logits = nullptr;
+  const kernels::TokenSampling* sampling = nullptr;
+  int32_t* token = nullptr;
+
+  bool wants_logits() const { return logits != nullptr; }
+  bool wants_token() const { return !logits && sampling && token; }
 };
 
 class LlamaForward {
@@ -52,20 +69,31 @@ class LlamaForward {
   void forward_batch(const ForwardSegment* segments, size_t count, KvBlockPool& pool);
 
   int max_batch() const { return max_batch_; }
+  // Recorded decode steps run and recordings made so far (a device backend's; 0 on the CPU).
+  int64_t replayed_steps() const { return replayed_steps_; }
+  int64_t recordings_made() const { return recordings_made_; }
 
  private:
   void forward_chunk(const int32_t* tokens, int64_t n, int64_t pos0, KvBlockPool& pool,
                      const KvSequence& seq, float* logits, bool all_logits);
   // Embedding and every layer for n tokens laid out segment after segment; leaves the final
-  // hidden states in x_.
-  void run_layers(const ForwardSegment* segments, size_t count, int64_t n, KvBlockPool& pool);
+  // hidden states in x_. With `at`, the tokens are a staged decode step instead (token ids at
+  // `token_ids` in backend memory, one per row of `at`) and `segments` is unused.
+  void run_layers(const ForwardSegment* segments, size_t count, int64_t n, KvBlockPool& pool,
+                  const kernels::TokenPlaces* at = nullptr, const int32_t* token_ids = nullptr);
+  // The recorded decode step (llama_forward_decode.cc); false when the batch is not one.
+  bool run_recorded_decode(const ForwardSegment* segments, size_t count, KvBlockPool& pool);
+  // Ensures logits_ holds `rows` rows; a replacement changes own_epoch_.
+  void ensure_logits(int64_t rows);
 
   // The segments with block tables the backend can read: the callers' own on a host-memory
   // backend, copies staged into tables_ on a device one.
   const ForwardSegment* stage_tables(const ForwardSegment* segments, size_t count, int block_size);
-  // Writes `rows` rows of logits for the final hidden rows at `hidden` to host memory, each row
-  // to dst[i] (vocab_size floats).
-  void output_logits(const float* hidden, int64_t rows, float* const* dst);
+  // The output for the final hidden rows at `hidden`: the first `sampled` rows are sampled with
+  // params[i] into tokens[i], the other rows' logits are written to host memory, row i to
+  // dst[i - sampled] (vocab_size floats).
+  void output_logits(const float* hidden, int64_t rows, float* const* dst, int64_t sampled = 0,
+                     const kernels::TokenSampling* params = nullptr, int32_t* const* tokens = nullptr);
 
   const LlamaModel& model_;
   kernels::KernelBackend& backend_;
@@ -77,6 +105,23 @@ class LlamaForward {
   std::vector<float*> logits_rows_;             // output_logits' destinations, reused
   std::vector<float> host_logits_;              // device backends: the logits copied back
   std::vector<kernels::AttentionSegment> attention_segments_;  // one step's segments, reused
+  std::vector<kernels::TokenSampling> sampling_rows_;          // output_logits' sampled rows' params
+  std::vector<int32_t*> token_rows_;                           // ... and their destinations
+  kernels::BackendBuffer ids_;                                 // device backends: the sampled ids
+  std::vector<int32_t> host_ids_;                              // ... copied back
+
+  // Recorded decode steps, by key (bucket, table width, output kind), with the epochs they were
+  // recorded under (the backend's scratch, and this object's logits_ and staging buffers).
+  struct Recorded {
+    std::unique_ptr<kernels::BackendRecording> recording;
+    uint64_t backend_epoch = 0, own_epoch = 0;
+  };
+  std::map<uint64_t, Recorded> recorded_;
+  std::set<uint64_t> warmed_;         // keys run once unrecorded
+  uint64_t own_epoch_ = 0;
+  kernels::BackendBuffer decode_in_;  // the staged step: token ids, positions, block tables
+  std::vector<int32_t> host_decode_in_;
+  int64_t replayed_steps_ = 0, recordings_made_ = 0;
 };
 
 }  // namespace sluice::inference

@@ -10,9 +10,17 @@
 //   panel layouts are refused with std::invalid_argument). Quantised products quantise the
 //   activations to Q8_0 per 32-block exactly as the CPU twin does (amax / 127, round to nearest
 //   even), so the integer block dots are the CPU's; only the float accumulation order differs.
+//   F16 products of 16 or more tokens run on the tensor cores with the activations rounded to
+//   half (cuda_matmul.cu), so they match the CPU within that rounding; fewer tokens (decode)
+//   multiply in float as the CPU does.
 // - KV pools: kF32 or kF16 (IEEE half, round to nearest even, the same bits as the CPU twin).
 // - Construction throws std::runtime_error when no device is usable (cuda_unavailable_reason()
 //   says why); kernel launch failures throw std::runtime_error naming the kernel.
+// - Decode steps record (can_record): record() captures the operations `ops` queues into a CUDA
+//   graph (relaxed stream capture) and replay() launches it. Scratch that must grow while
+//   recording is allocated anew and the old block kept until the capture ends; every such
+//   replacement changes scratch_epoch().
+// - Sampling runs on the device (cuda_sampling.cu): only the chosen ids are copied back.
 // - One thread at a time, like every backend; any thread (each call makes the backend's device
 //   current for the calling thread). DeviceBuffers are allocated on the calling thread's current
 //   device: make them after the backend, on its thread, or call cudaSetDevice first.
@@ -46,6 +54,18 @@ class CudaBackend final : public KernelBackend {
   void add(float* x, const float* y, int64_t count) override;
   void get_row(const MatrixView& w, int64_t row, float* out) override;
   void get_rows(const MatrixView& w, const int32_t* rows, int64_t n, float* out) override;
+  void get_rows_at(const MatrixView& w, const int32_t* rows, int64_t n, float* out) override;
+  void rope_at(float* x, const TokenPlaces& at, int n_heads, int head_dim, int n_rot, float freq_base) override;
+  void kv_store_at(const KvLayerView& kv, const TokenPlaces& at, const float* k, const float* v) override;
+  void attention_at(const KvLayerView& kv, const TokenPlaces& at, const float* q, const AttentionShape& shape,
+                    float* out) override;
+
+  void stage_sampling(const TokenSampling* params, int64_t rows) override;
+  void sample_staged(float* logits, int64_t rows, int64_t vocab, bool greedy_only, int32_t* tokens) override;
+
+  bool can_record() const override { return true; }
+  std::unique_ptr<BackendRecording> record(const std::function<void()>& ops) override;
+  uint64_t scratch_epoch() const override;
 
   // Device memory (cudaMalloc on this backend's device; deallocate waits for queued work to
   // finish with it, as cudaFree does) and copies ordered with the queued kernels.

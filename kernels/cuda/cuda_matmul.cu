@@ -7,7 +7,13 @@
 // float types, 32-element blocks for the quantised ones) and the tile's sums are reduced
 // across the warp at the end. The quantised blocks (34 and 18 bytes) are only 2-byte aligned,
 // so their 32-bit words are assembled from 16-bit loads.
+//
+// F16 weights with 16 or more tokens take the tensor cores instead (WMMA, 16x16x16 tiles, half
+// inputs, float accumulation): the activations are rounded to half once per product (relative
+// error 2^-11; values beyond 65,504 become infinite), so those products agree with the CPU twin
+// within that rounding, not bit for bit.
 #include <cuda_fp16.h>
+#include <mma.h>
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_device_util.cuh"
@@ -119,7 +125,68 @@ dim3 matmul_grid(int64_t rows, int64_t n) {
   return dim3(unsigned((rows + kWarpsPerBlock - 1) / kWarpsPerBlock), unsigned((n + kTokens - 1) / kTokens));
 }
 
+// x (n x cols floats) rounded to half into xh (n_pad x cols), rows n..n_pad-1 zero.
+__global__ void to_half_kernel(const float* __restrict__ x, int64_t n, int64_t n_pad, int64_t cols, __half* xh) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n_pad * cols) return;
+  xh[i] = i < n * cols ? __float2half_rn(x[i]) : __float2half_rn(0.0f);
+}
+
+constexpr int kTensorWarps = 4;  // 2 x 2 warps: a block covers 32 tokens x 32 rows
+
+// Warp (token tile, row tile) of 16 x 16 outputs: y[t][r] = sum_k xh[t][k] * w[r][k]. The
+// weights read as the column-major B operand (B[k][r] = w[r][k]). A partial last token tile is
+// staged in shared memory and only its real tokens written.
+__global__ void __launch_bounds__(32 * kTensorWarps) matmul_f16_tensor_kernel(const __half* __restrict__ xh,
+                                                                             const __half* __restrict__ w, int64_t n,
+                                                                             int64_t rows, int64_t cols, float* y) {
+  using namespace nvcuda;
+  __shared__ float stage[kTensorWarps][16 * 16];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  const int64_t t0 = (int64_t(blockIdx.y) * 2 + warp / 2) * 16;
+  const int64_t r0 = (int64_t(blockIdx.x) * 2 + warp % 2) * 16;
+  if (t0 >= n || r0 >= rows) return;  // whole warps leave; no block barrier follows
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> b;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+  wmma::fill_fragment(c, 0.0f);
+  for (int64_t k = 0; k < cols; k += 16) {
+    wmma::load_matrix_sync(a, xh + t0 * cols + k, unsigned(cols));
+    wmma::load_matrix_sync(b, w + r0 * cols + k, unsigned(cols));
+    wmma::mma_sync(c, a, b, c);
+  }
+  if (t0 + 16 <= n) {
+    wmma::store_matrix_sync(y + t0 * rows + r0, c, unsigned(rows), wmma::mem_row_major);
+    return;
+  }
+  wmma::store_matrix_sync(stage[warp], c, 16, wmma::mem_row_major);
+  __syncwarp();
+  for (int i = lane; i < 256; i += 32)
+    if (t0 + i / 16 < n) y[(t0 + i / 16) * rows + r0 + i % 16] = stage[warp][i];
+}
+
 }  // namespace
+
+bool tensor_core_eligible(const MatrixView& w, const float* x, int64_t n, const float* y) {
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 32 == 0; };
+  return w.type == DType::kF16 && n >= kTensorMinTokens && w.rows % 16 == 0 && w.cols % 16 == 0 && aligned(w.data) &&
+         aligned(x) && aligned(y);
+}
+
+void launch_to_half(const float* x, int64_t n, int64_t n_pad, int64_t cols, void* xh, cudaStream_t stream) {
+  const int64_t count = n_pad * cols;
+  if (count <= 0) return;
+  to_half_kernel<<<unsigned((count + 255) / 256), 256, 0, stream>>>(x, n, n_pad, cols, static_cast<__half*>(xh));
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_matmul_f16_tensor(const MatrixView& w, const void* xh, int64_t n, float* y, cudaStream_t stream) {
+  if (n <= 0 || w.rows <= 0) return;
+  const dim3 grid(unsigned((w.rows + 31) / 32), unsigned((n + 31) / 32));
+  matmul_f16_tensor_kernel<<<grid, 32 * kTensorWarps, 0, stream>>>(
+      static_cast<const __half*>(xh), static_cast<const __half*>(w.data), n, w.rows, w.cols, y);
+  CUDA_CHECK(cudaGetLastError());
+}
 
 void launch_matmul_float(const MatrixView& w, const float* x, int64_t n, float* y, cudaStream_t stream) {
   if (n <= 0 || w.rows <= 0) return;

@@ -89,12 +89,19 @@ __global__ void add_kernel(float* x, const float* __restrict__ y, int64_t count)
 }
 
 // One thread per (column, row of the launch): blockIdx.y picks the row id.
-__global__ void get_rows_kernel(DType type, const uint8_t* __restrict__ base, int64_t row_bytes_n,
+// A row id outside [0, n_rows) (possible only for ids staged in device memory, which the host
+// has not checked) reads as zeros.
+__global__ void get_rows_kernel(DType type, const uint8_t* __restrict__ base, int64_t row_bytes_n, int64_t n_rows,
                                 const int32_t* __restrict__ rows, int64_t cols, float* out_all) {
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= cols) return;
-  const uint8_t* row_bytes = base + int64_t(rows[blockIdx.y]) * row_bytes_n;
   float* out = out_all + int64_t(blockIdx.y) * cols;
+  const int32_t row = rows[blockIdx.y];
+  if (row < 0 || row >= n_rows) {
+    out[c] = 0.0f;
+    return;
+  }
+  const uint8_t* row_bytes = base + int64_t(row) * row_bytes_n;
   switch (type) {
     case DType::kF32: out[c] = reinterpret_cast<const float*>(row_bytes)[c]; return;
     case DType::kF16: out[c] = __half2float(reinterpret_cast<const __half*>(row_bytes)[c]); return;
@@ -135,26 +142,16 @@ constexpr int kDimsPerThread = kAttentionMaxHeadDim / kAttentionThreads;
 // feature-major, so neighbouring threads read neighbouring slots), then the chunk is folded
 // into a running softmax (max, sum and the output rescaled when the max grows), each thread
 // owning head_dim / blockDim output features. The result is softmax(q K^T / sqrt(d)) V as on
-// the CPU, summed in another order.
+// the CPU, summed in another order. attend() is one (token, head): query q (this head's
+// features), positions 0..pos through `table`, output `out` (this head's features).
 template <typename KV>
-__global__ void attention_kernel(const KV* __restrict__ k_pool, const KV* __restrict__ v_pool, int block_size,
-                                 int kv_dim, const AttentionTask* __restrict__ tasks, int count, int n_heads,
-                                 int group, int head_dim, float scale) {
+__device__ void attend(const KV* __restrict__ k_pool, const KV* __restrict__ v_pool, int block_size, int kv_dim,
+                       const float* q, const int32_t* __restrict__ table, int64_t pos, float* out, int kvh,
+                       int head_dim, float scale) {
   extern __shared__ float smem[];
   float* qs = smem;                       // head_dim
   float* sc = smem + head_dim;            // kAttentionChunk
   float* scratch = sc + kAttentionChunk;  // 32
-  const int64_t g = blockIdx.x;
-  int lo = 0, hi = count - 1;  // the last segment starting at or before token g
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (tasks[mid].token_begin <= g) lo = mid; else hi = mid - 1;
-  }
-  const AttentionTask& s = tasks[lo];
-  const int64_t t = g - s.token_begin;
-  const int h = blockIdx.y, kvh = h / group;
-  const int64_t stride = int64_t(n_heads) * head_dim, pos = s.pos0 + t;
-  const float* q = s.q + t * stride + int64_t(h) * head_dim;
   for (int d = threadIdx.x; d < head_dim; d += blockDim.x) qs[d] = q[d];
   __syncthreads();
 
@@ -166,7 +163,7 @@ __global__ void attention_kernel(const KV* __restrict__ k_pool, const KV* __rest
   for (int64_t p0 = 0; p0 <= pos; p0 += kAttentionChunk) {
     const int m = int(imin64(kAttentionChunk, pos + 1 - p0));
     for (int i = threadIdx.x; i < m; i += blockDim.x) {
-      const int64_t p = p0 + i, block = s.block_table[p / block_size], slot = p % block_size;
+      const int64_t p = p0 + i, block = table[p / block_size], slot = p % block_size;
       const KV* kb = k_pool + (block * kv_dim + head_off) * block_size + slot;
       float dot = 0.0f;
       for (int d = 0; d < head_dim; ++d) dot = fmaf(qs[d], to_float(kb[int64_t(d) * block_size]), dot);
@@ -192,20 +189,93 @@ __global__ void attention_kernel(const KV* __restrict__ k_pool, const KV* __rest
       if (d >= head_dim) continue;
       float a = acc[k] * correction;
       for (int i = 0; i < m; ++i) {
-        const int64_t p = p0 + i, block = s.block_table[p / block_size], slot = p % block_size;
+        const int64_t p = p0 + i, block = table[p / block_size], slot = p % block_size;
         a = fmaf(sc[i], to_float(v_pool[(block * block_size + slot) * kv_dim + head_off + d]), a);
       }
       acc[k] = a;
     }
     __syncthreads();  // sc is rewritten by the next chunk
   }
-  float* out = s.out + t * stride + int64_t(h) * head_dim;
   const float inv = 1.0f / run_sum;
 #pragma unroll
   for (int k = 0; k < kDimsPerThread; ++k) {
     const int d = threadIdx.x + k * kAttentionThreads;
     if (d < head_dim) out[d] = acc[k] * inv;
   }
+}
+
+// Block (global token, head) of a launch over segments: the segment is found by its first token.
+template <typename KV>
+__global__ void attention_kernel(const KV* __restrict__ k_pool, const KV* __restrict__ v_pool, int block_size,
+                                 int kv_dim, const AttentionTask* __restrict__ tasks, int count, int n_heads,
+                                 int group, int head_dim, float scale) {
+  const int64_t g = blockIdx.x;
+  int lo = 0, hi = count - 1;  // the last segment starting at or before token g
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (tasks[mid].token_begin <= g) lo = mid; else hi = mid - 1;
+  }
+  const AttentionTask& s = tasks[lo];
+  const int64_t t = g - s.token_begin;
+  const int h = blockIdx.y;
+  const int64_t stride = int64_t(n_heads) * head_dim;
+  attend(k_pool, v_pool, block_size, kv_dim, s.q + t * stride + int64_t(h) * head_dim, s.block_table, s.pos0 + t,
+         s.out + t * stride + int64_t(h) * head_dim, h / group, head_dim, scale);
+}
+
+// Block (token, head) of a decode step whose positions and block tables are in device memory;
+// a padding row (position < 0) gets zeros.
+template <typename KV>
+__global__ void attention_at_kernel(const KV* __restrict__ k_pool, const KV* __restrict__ v_pool, int block_size,
+                                    int kv_dim, const int32_t* __restrict__ positions,
+                                    const int32_t* __restrict__ tables, int64_t table_stride, const float* q,
+                                    float* out, int n_heads, int group, int head_dim, float scale) {
+  const int64_t g = blockIdx.x;
+  const int h = blockIdx.y;
+  const int64_t at = g * n_heads * head_dim + int64_t(h) * head_dim;
+  const int64_t pos = positions[g];
+  if (pos < 0) {
+    for (int d = threadIdx.x; d < head_dim; d += blockDim.x) out[at + d] = 0.0f;
+    return;
+  }
+  attend(k_pool, v_pool, block_size, kv_dim, q + at, tables + g * table_stride, pos, out + at, h / group, head_dim,
+         scale);
+}
+
+// rope_kernel with each token's position read from device memory (padding rows skipped).
+__global__ void rope_at_kernel(float* x, const int32_t* __restrict__ positions, int64_t n, int n_heads, int head_dim,
+                               int n_rot, float freq_base) {
+  const int half = n_rot / 2;
+  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= n * n_heads * half) return;
+  const int i = int(idx % half);
+  const int64_t th = idx / half;
+  const int32_t pos = positions[th / n_heads];
+  if (pos < 0) return;
+  const float freq = 1.0f / powf(freq_base, float(2 * i) / float(n_rot));
+  const float theta = float(pos) * freq;
+  float sn, cs;
+  sincosf(theta, &sn, &cs);
+  float* v = x + th * head_dim;
+  const float a = v[2 * i], b = v[2 * i + 1];
+  v[2 * i] = a * cs - b * sn;
+  v[2 * i + 1] = a * sn + b * cs;
+}
+
+// kv_store_kernel for a decode step: token t at positions[t] through tables + t * table_stride.
+template <typename KV>
+__global__ void kv_store_at_kernel(KV* k_pool, KV* v_pool, int block_size, int kv_dim,
+                                   const int32_t* __restrict__ positions, const int32_t* __restrict__ tables,
+                                   int64_t table_stride, int64_t n, const float* __restrict__ k,
+                                   const float* __restrict__ v) {
+  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= n * kv_dim) return;
+  const int64_t t = idx / kv_dim, f = idx % kv_dim;
+  const int64_t pos = positions[t];
+  if (pos < 0) return;
+  const int64_t block = tables[t * table_stride + pos / block_size], slot = pos % block_size;
+  v_pool[(block * block_size + slot) * kv_dim + f] = from_float<KV>(v[idx]);
+  k_pool[(block * kv_dim + f) * block_size + slot] = from_float<KV>(k[idx]);
 }
 
 }  // namespace
@@ -244,7 +314,7 @@ void launch_get_rows(const MatrixView& w, const int32_t* rows, int64_t n, float*
     const int64_t m = imin64(kMaxGridY, n - first);
     const dim3 grid(blocks_for(w.cols), unsigned(m));
     get_rows_kernel<<<grid, kThreads, 0, stream>>>(w.type, static_cast<const uint8_t*>(w.data),
-                                                   dtype_row_bytes(w.type, w.cols), rows + first, w.cols,
+                                                   dtype_row_bytes(w.type, w.cols), w.rows, rows + first, w.cols,
                                                    out + first * w.cols);
     CUDA_CHECK(cudaGetLastError());
   }
@@ -260,6 +330,48 @@ void launch_kv_store(const KvLayerView& kv, const int32_t* block_table, int64_t 
   else
     kv_store_kernel<float><<<blocks_for(count), kThreads, 0, stream>>>(
         static_cast<float*>(kv.k), static_cast<float*>(kv.v), kv.block_size, kv.kv_dim, block_table, pos0, n, k, v);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_rope_at(float* x, const TokenPlaces& at, int n_heads, int head_dim, int n_rot, float freq_base,
+                    cudaStream_t stream) {
+  const int64_t pairs = at.n * n_heads * (n_rot / 2);
+  if (pairs <= 0) return;
+  rope_at_kernel<<<blocks_for(pairs), kThreads, 0, stream>>>(x, at.positions, at.n, n_heads, head_dim, n_rot,
+                                                             freq_base);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_kv_store_at(const KvLayerView& kv, const TokenPlaces& at, const float* k, const float* v,
+                        cudaStream_t stream) {
+  const int64_t count = at.n * kv.kv_dim;
+  if (count <= 0) return;
+  if (kv.type == DType::kF16)
+    kv_store_at_kernel<__half><<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<__half*>(kv.k), static_cast<__half*>(kv.v), kv.block_size, kv.kv_dim, at.positions, at.tables,
+        at.table_stride, at.n, k, v);
+  else
+    kv_store_at_kernel<float><<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<float*>(kv.k), static_cast<float*>(kv.v), kv.block_size, kv.kv_dim, at.positions, at.tables,
+        at.table_stride, at.n, k, v);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_attention_at(const KvLayerView& kv, const TokenPlaces& at, const float* q, const AttentionShape& shape,
+                         float* out, cudaStream_t stream) {
+  if (at.n <= 0) return;
+  const dim3 grid(unsigned(at.n), unsigned(shape.n_heads));
+  const size_t smem = size_t(shape.head_dim + kAttentionChunk + 32) * sizeof(float);
+  const int group = shape.n_heads / shape.n_kv_heads;
+  const float scale = 1.0f / sqrtf(float(shape.head_dim));
+  if (kv.type == DType::kF16)
+    attention_at_kernel<__half><<<grid, kAttentionThreads, smem, stream>>>(
+        static_cast<const __half*>(kv.k), static_cast<const __half*>(kv.v), kv.block_size, kv.kv_dim, at.positions,
+        at.tables, at.table_stride, q, out, shape.n_heads, group, shape.head_dim, scale);
+  else
+    attention_at_kernel<float><<<grid, kAttentionThreads, smem, stream>>>(
+        static_cast<const float*>(kv.k), static_cast<const float*>(kv.v), kv.block_size, kv.kv_dim, at.positions,
+        at.tables, at.table_stride, q, out, shape.n_heads, group, shape.head_dim, scale);
   CUDA_CHECK(cudaGetLastError());
 }
 

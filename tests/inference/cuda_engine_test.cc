@@ -95,10 +95,55 @@ TEST(CudaEngine, CrowdedPreemptedAndPrefixReusedSequencesGetTheCpusTokens) {
       preempted += outs[i].result.preemptions;
       reused += outs[i].result.reused_tokens;
     }
-    if (wave == 0) EXPECT_GT(preempted, 0) << "the budget was meant to force preemption";
-    if (wave == 1) EXPECT_GT(reused, 0) << "the second wave was meant to reuse the opening";
+    if (wave == 0) {
+      EXPECT_GT(preempted, 0) << "the budget was meant to force preemption";
+    } else {
+      EXPECT_GT(reused, 0) << "the second wave was meant to reuse the opening";
+    }
   }
   EXPECT_EQ(s.kv_stats().in_use, 0);
+  EXPECT_GT(s.replayed_decode_steps(), 0) << "decode steps were meant to run as CUDA graphs";
+}
+
+// Sampling on the device with each request's seed: the GPU engine (graphs, device sampling)
+// picks the CPU engine's tokens. stories260K's F32 logits agree to float rounding, so a draw
+// would have to land within that of a boundary to differ.
+TEST(CudaEngine, SeededSamplingOnTheDeviceGivesTheCpusTexts) {
+  std::string why;
+  if (!kernels::backend_kind_available(kernels::BackendKind::kCuda, &why)) {
+    if (std::getenv("SLUICE_REQUIRE_GPU")) FAIL() << "SLUICE_REQUIRE_GPU is set but " << why;
+    GTEST_SKIP() << why << ": the engine is not run on the CUDA twin here";
+  }
+  const std::string path = testing::shared_model("stories260K.gguf");
+  SLUICE_REQUIRE_SHARED(path);
+  const auto cpu_model = LlamaModel::load(path);
+  const auto gpu_model = LlamaModel::load(path, kernels::BackendKind::kCuda);
+  auto texts = [&](const LlamaModel& model, kernels::BackendKind kind, int64_t* replayed) {
+    EngineOptions o;
+    o.backend = kind;
+    o.context = 256;
+    EngineScheduler s(model, o);
+    std::vector<Out> outs(kEndings.size());
+    for (size_t i = 0; i < kEndings.size(); ++i) {
+      GenerationRequest r = greedy_request(kOpening + kEndings[i], 80, &outs[i]);
+      r.sampling.temperature = 0.8f;
+      r.sampling.top_k = 40;
+      r.sampling.top_p = 0.95f;
+      r.sampling.repetition_penalty = 1.1f;
+      r.sampling.seed = 42 + i;
+      s.add(std::move(r), Steady::now());
+    }
+    run_until_idle(s);
+    if (replayed) *replayed = s.replayed_decode_steps();
+    std::vector<std::string> out;
+    for (const Out& o2 : outs) out.push_back(o2.result.text);
+    return out;
+  };
+  int64_t replayed = 0;
+  const auto want = texts(*cpu_model, kernels::BackendKind::kCpu, nullptr);
+  const auto got = texts(*gpu_model, kernels::BackendKind::kCuda, &replayed);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "prompt " << i;
+  EXPECT_GT(replayed, 0);
 }
 
 }  // namespace

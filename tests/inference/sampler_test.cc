@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "inference/llama/sampler.h"
+#include "kernels/cpu/cpu_backend.h"
 
 namespace sluice::inference {
 namespace {
@@ -21,6 +22,34 @@ std::vector<int32_t> draws(SamplingParams p, int n) {
     out.push_back(s.sample(l, {}));
   }
   return out;
+}
+
+// A backend samples by the same rule from what prepare() resolved: the same draws, one per step,
+// and penalties over the recent tokens; staged parameters are the backend's own copy.
+TEST(Sampler, ABackendSamplingPreparedStepsPicksTheSamplersTokens) {
+  SamplingParams p;
+  p.temperature = 1.2f;
+  p.top_k = 4;
+  p.top_p = 0.97f;
+  p.repetition_penalty = 1.3f;
+  p.frequency_penalty = 0.4f;
+  p.seed = 11;
+  Sampler on_host(p), for_backend(p);
+  kernels::CpuBackend backend(1);
+  std::vector<int32_t> recent = {1, 4, 1, 2};
+  for (int step = 0; step < 40; ++step) {
+    auto host_logits = logits();
+    const int32_t want = on_host.sample(host_logits, recent);
+    kernels::TokenSampling staged = for_backend.prepare(recent);
+    backend.stage_sampling(&staged, 1);
+    staged.temperature = 0;  // the caller's copy may change once staged
+    auto backend_logits = logits();
+    int32_t got = -1;
+    backend.sample_staged(backend_logits.data(), 1, int64_t(backend_logits.size()), false, &got);
+    ASSERT_EQ(got, want) << "step " << step;
+    EXPECT_EQ(backend_logits, host_logits) << "the same penalties";
+    recent.push_back(want);
+  }
 }
 
 TEST(Sampler, GreedyIsArgmax) {

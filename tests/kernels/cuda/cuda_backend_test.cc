@@ -22,6 +22,7 @@
 #include "kernels/cuda/device_memory.h"
 #include "kernels/quant_blocks.h"
 #include "tests/kernels/cpu/kernel_test_util.h"
+#include "tests/kernels/cuda/cuda_twin.h"
 
 namespace sluice::kernels {
 namespace {
@@ -43,42 +44,6 @@ TEST(CudaAvailability, ABackendIsMadeOnlyWhereADeviceIs) {
   CudaBackend backend;
   EXPECT_THROW(CudaBackend(cuda_device_count()).device(), std::runtime_error);  // one past the last
 }
-
-class CudaTwin : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (cuda_device_count() > 0) {
-      gpu_ = std::make_unique<CudaBackend>();
-      return;
-    }
-    if (std::getenv("SLUICE_REQUIRE_GPU")) FAIL() << "SLUICE_REQUIRE_GPU is set but " << cuda_unavailable_reason();
-    GTEST_SKIP() << "no CUDA device (" << cuda_unavailable_reason() << "): the CUDA twin is compiled, not run";
-  }
-
-  // A device copy of host bytes; the buffer lives as long as the fixture.
-  void* to_device(const void* host, size_t bytes) {
-    buffers_.emplace_back(*gpu_, std::max<size_t>(bytes, 1));
-    gpu_->copy_to_backend(buffers_.back().data(), host, bytes);
-    return buffers_.back().data();
-  }
-  template <typename T>
-  T* to_device(const std::vector<T>& v) {
-    return static_cast<T*>(to_device(v.data(), v.size() * sizeof(T)));
-  }
-  float* device_floats(size_t n) {
-    buffers_.emplace_back(*gpu_, n * sizeof(float));
-    return buffers_.back().floats();
-  }
-  std::vector<float> to_host(const float* device, size_t n) {
-    std::vector<float> out(n);
-    gpu_->copy_to_host(out.data(), device, n * sizeof(float));
-    return out;
-  }
-
-  std::unique_ptr<CudaBackend> gpu_;
-  CpuBackend cpu_{1, Isa::kScalar};
-  std::vector<BackendBuffer> buffers_;  // declared after gpu_: freed before it
-};
 
 // Weights of `type`, rows x cols, from seeded normal values (quantised by the reference
 // quantizers for Q8_0 and Q4_0).
@@ -145,6 +110,28 @@ TEST_F(CudaTwin, SharedInputQuantisesOnceForMixedTypes) {
   gpu_->matmul_shared_input(dev, 2, to_device(x), n, ys);
   expect_close(to_host(ys[0], want0.size()), want0, 1e-4, "Q4_0");
   expect_close(to_host(ys[1], want1.size()), want1, 1e-4, "F16");
+}
+
+// F16 weights with 16 or more tokens run on the tensor cores with the activations rounded to
+// half: within that rounding of the CPU (relative 2^-11 per product; sums of 256 products),
+// including a partial last tile of tokens and a batch shared with a quantised matrix.
+TEST_F(CudaTwin, F16OnTheTensorCoresIsWithinHalfRoundingOfTheCpu) {
+  const int64_t rows = 48, cols = 256;
+  const auto wf = make_weights(DType::kF16, rows, cols, 21);
+  const auto wq = make_weights(DType::kQ8_0, rows, cols, 22);
+  const MatrixView host_f{DType::kF16, wf.data(), rows, cols}, host_q{DType::kQ8_0, wq.data(), rows, cols};
+  const MatrixView dev[2] = {{DType::kF16, to_device(wf.data(), wf.size()), rows, cols},
+                             {DType::kQ8_0, to_device(wq.data(), wq.size()), rows, cols}};
+  for (const int64_t n : {16, 17, 40, 64}) {
+    const auto x = random_vec(size_t(n * cols), uint32_t(n));
+    std::vector<float> want_f(size_t(n * rows)), want_q(size_t(n * rows));
+    cpu_.matmul(host_f, x.data(), n, want_f.data());
+    cpu_.matmul(host_q, x.data(), n, want_q.data());
+    float* ys[2] = {device_floats(want_f.size()), device_floats(want_q.size())};
+    gpu_->matmul_shared_input(dev, 2, to_device(x), n, ys);
+    expect_close(to_host(ys[0], want_f.size()), want_f, 2e-3, ("F16 tensor cores, n " + std::to_string(n)).c_str());
+    expect_close(to_host(ys[1], want_q.size()), want_q, 1e-4, "Q8_0 beside them");
+  }
 }
 
 TEST_F(CudaTwin, CpuLayoutsAreRefused) {
