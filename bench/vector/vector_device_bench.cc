@@ -3,12 +3,15 @@
 //   cpu   ExactIndex on `--threads` oneTBB threads: one query per call, batches of 8 and 64
 //   cuda  CudaExactIndex (when this build has CUDA and the machine a GPU): the same three, then
 //         `--clients` threads each searching one query per call at once, which the coalescer
-//         merges into launches (its mean launch size is printed), and whether every result
-//         equals the CPU index's (same ids, same order, same float scores).
+//         merges into launches (its mean launch size and the clients' p50 latency are printed),
+//         and whether every result equals the CPU index's (same ids, same order, same float
+//         scores). With --f16 the GPU holds the vectors in F16 (device: cuda-f16) and the CPU
+//         index it is compared with holds the vectors rounded to half.
 // One JSON line per row, queries/s the median of `--repeats` runs. Without a GPU the cuda rows
 // are replaced by one line saying why, and the exit status stays 0 (scripts/gpu-check runs it
 // on the GPU machine; docs/benchmarks.md has the figures).
 //   vector_device_bench [--n N] [--dim D] [--k K] [--repeats R] [--threads T] [--clients C]
+//                       [--f16] [--no-cpu-rates]   (the latter: only the identity check on the CPU)
 #include <tbb/global_control.h>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "bench/vector/synthetic_vectors.h"
+#include "kernels/quant_blocks.h"
 #include "nodes/retrieval/dense/exact_index.h"
 #include "nodes/retrieval/dense/vector_device.h"
 #if SLUICE_HAVE_CUDA_INDEX
@@ -69,9 +73,18 @@ bool same(const std::vector<std::vector<ScoredDoc>>& a, const std::vector<std::v
 int main(int argc, char** argv) {
   std::size_t n = 200'000, dim = 384, k = 10, nq = 1024;
   int repeats = 3, threads = 2, clients = 16;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool f16 = false, no_cpu_rates = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    const std::string value = argv[i + 1];
+    if (flag == "--f16" || flag == "--no-cpu-rates") {
+      (flag == "--f16" ? f16 : no_cpu_rates) = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "vector_device_bench: %s needs a value\n", flag.c_str());
+      return 2;
+    }
+    const std::string value = argv[++i];
     if (flag == "--n") n = std::stoul(value);
     else if (flag == "--dim") dim = std::stoul(value);
     else if (flag == "--k") k = std::stoul(value);
@@ -91,38 +104,53 @@ int main(int argc, char** argv) {
               ExactIndex::kernel_name(), threads);
 
   ExactIndex cpu(dim);
-  cpu.add(data.data(), n);
+  if (f16) {  // the twin of an F16 device index: the vectors rounded to half
+    std::vector<float> rounded(data);
+    for (float& v : rounded) v = sluice::kernels::fp16_to_fp32(sluice::kernels::fp32_to_fp16(v));
+    cpu.add(rounded.data(), n);
+  } else {
+    cpu.add(data.data(), n);
+  }
   for (std::size_t batch : {std::size_t{1}, std::size_t{8}, std::size_t{64}}) {
+    if (no_cpu_rates) break;
     std::printf("{\"device\":\"cpu\",\"batch\":%zu,\"queries_per_s\":%.0f}\n", batch, rate(cpu, queries, nq, batch, k, repeats));
   }
 
   std::string device;
   try {
-    device = resolve_vector_device("cuda");
+    device = resolve_vector_device(f16 ? "cuda-f16" : "cuda");
   } catch (const std::exception& e) {
     std::printf("{\"device\":\"cuda\",\"skipped\":\"%s\"}\n", e.what());
     return 0;
   }
   CoalescerOptions coalescing;  // the dense node's defaults
   const auto t_load = Clock::now();
-  auto gpu = make_cuda_exact_index(dim, coalescing);
+  auto gpu = make_cuda_exact_index(dim, coalescing, f16);
   gpu->add(data.data(), n);
-  std::printf("{\"device\":\"cuda\",\"load_s\":%.3f}\n", seconds_since(t_load));
-  for (std::size_t batch : {std::size_t{1}, std::size_t{8}, std::size_t{64}}) {
+  std::printf("{\"device\":\"%s\",\"load_s\":%.3f}\n", device.c_str(), seconds_since(t_load));
+  for (std::size_t batch : {std::size_t{1}, std::size_t{8}, std::size_t{64}, std::size_t{256}}) {
     std::printf("{\"device\":\"cuda\",\"batch\":%zu,\"queries_per_s\":%.0f}\n", batch, rate(*gpu, queries, nq, batch, k, repeats));
   }
-  // Concurrent single queries from `clients` threads (requests the graph did not batch together).
+  // Concurrent single queries from `clients` threads (requests the graph did not batch together);
+  // each query's latency is kept for the p50.
+  std::vector<double> latencies(nq);
   const double concurrent = median_of(repeats, [&] {
     const auto t0 = Clock::now();
     std::vector<std::thread> pool;
     for (int c = 0; c < clients; ++c) {
       pool.emplace_back([&, c] {
-        for (std::size_t q = std::size_t(c); q < nq; q += std::size_t(clients)) gpu->search(queries.data() + q * dim, 1, k);
+        for (std::size_t q = std::size_t(c); q < nq; q += std::size_t(clients)) {
+          const auto tq = Clock::now();
+          gpu->search(queries.data() + q * dim, 1, k);
+          latencies[q] = seconds_since(tq);
+        }
       });
     }
     for (auto& t : pool) t.join();
     return double(nq) / seconds_since(t0);
   });
+  std::sort(latencies.begin(), latencies.end());
+  const double p50_ms = latencies[latencies.size() / 2] * 1e3;
 #if SLUICE_HAVE_CUDA_INDEX
   if (const auto* c = dynamic_cast<const CudaExactIndex*>(gpu.get())) {
     const SearchCoalescer::Stats st = c->coalescing();
@@ -133,7 +161,8 @@ int main(int argc, char** argv) {
   }
 #endif
   const bool identical = same(cpu.search(queries.data(), nq, k), gpu->search(queries.data(), nq, k));
-  std::printf("{\"device\":\"cuda\",\"clients\":%d,\"one_query_each\":true,\"queries_per_s\":%.0f,\"identical_to_cpu\":%s}\n",
-              clients, concurrent, identical ? "true" : "false");
+  std::printf("{\"device\":\"%s\",\"clients\":%d,\"one_query_each\":true,\"queries_per_s\":%.0f,\"p50_ms\":%.3f,"
+              "\"identical_to_cpu\":%s}\n",
+              device.c_str(), clients, concurrent, p50_ms, identical ? "true" : "false");
   return identical ? 0 : 1;
 }

@@ -40,11 +40,12 @@ void decode(uint64_t key, uint32_t* id, float* score) {
 
 struct CudaVectorSearch::Impl {
   size_t dim = 0;
+  VectorStorage storage = VectorStorage::kF32;
   size_t size = 0;
   size_t capacity_panels = 0;
   int device = 0;
   cudaStream_t stream = nullptr;
-  DeviceBuffer panels;  // capacity_panels x dim x 32 floats
+  DeviceBuffer panels;  // capacity_panels x dim x 32 elements (float or half)
   DeviceBuffer staging;  // rows being added, or a pass's queries
   DeviceBuffer candidates, sorted, offsets, sort_temp;
   std::vector<uint64_t> keys;  // one pass's results on the host
@@ -56,8 +57,9 @@ struct CudaVectorSearch::Impl {
   }
 };
 
-CudaVectorSearch::CudaVectorSearch(size_t dimension) : impl_(std::make_unique<Impl>()) {
+CudaVectorSearch::CudaVectorSearch(size_t dimension, VectorStorage storage) : impl_(std::make_unique<Impl>()) {
   if (dimension == 0) throw std::invalid_argument("CudaVectorSearch: dimension 0");
+  impl_->storage = storage;
   if (cuda_device_count() == 0) throw std::runtime_error("CudaVectorSearch: no CUDA device: " + cuda_unavailable_reason());
   impl_->dim = dimension;
   CUDA_CHECK(cudaGetDevice(&impl_->device));
@@ -74,6 +76,7 @@ CudaVectorSearch::~CudaVectorSearch() {
 
 size_t CudaVectorSearch::dimension() const { return impl_->dim; }
 size_t CudaVectorSearch::size() const { return impl_->size; }
+VectorStorage CudaVectorSearch::storage() const { return impl_->storage; }
 size_t CudaVectorSearch::device_bytes() const {
   const Impl& m = *impl_;
   return m.panels.bytes() + m.staging.bytes() + m.candidates.bytes() + m.sorted.bytes() + m.offsets.bytes() +
@@ -85,14 +88,15 @@ void CudaVectorSearch::add(const float* vectors, size_t n) {
   Impl& m = *impl_;
   if (m.size + n > size_t(0xfffffffeu)) throw std::invalid_argument("CudaVectorSearch: more than 2^32 - 2 vectors");
   cudaStream_t stream = m.on();
-  const size_t panel_floats = m.dim * kPanelVectors;
+  const bool half = m.storage == VectorStorage::kF16;
+  const size_t panel_bytes = m.dim * kPanelVectors * (half ? 2 : sizeof(float));
   const size_t need = (m.size + n + kPanelVectors - 1) / kPanelVectors;
   if (need > m.capacity_panels) {
     const size_t capacity = std::max({need, m.capacity_panels * 2, size_t(64)});
-    DeviceBuffer grown(capacity * panel_floats * sizeof(float));
+    DeviceBuffer grown(capacity * panel_bytes);
     const size_t used = (m.size + kPanelVectors - 1) / kPanelVectors;
     if (used > 0) {
-      CUDA_CHECK(cudaMemcpyAsync(grown.data(), m.panels.data(), used * panel_floats * sizeof(float),
+      CUDA_CHECK(cudaMemcpyAsync(grown.data(), m.panels.data(), used * panel_bytes,
                                  cudaMemcpyDeviceToDevice, stream));
     }
     CUDA_CHECK(cudaStreamSynchronize(stream));  // the old panels are read before they are freed
@@ -105,7 +109,7 @@ void CudaVectorSearch::add(const float* vectors, size_t n) {
     CUDA_CHECK(cudaMemcpyAsync(m.staging.data(), vectors + done * m.dim, count * m.dim * sizeof(float),
                                cudaMemcpyHostToDevice, stream));
     cuda_detail::launch_scatter_to_panels(m.staging.as<float>(), int64_t(count), int(m.dim), int64_t(m.size + done),
-                                          m.panels.as<float>(), stream);
+                                          m.panels.data(), half, stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));  // staging is reused by the next chunk
   }
   m.size += n;
@@ -137,8 +141,9 @@ void CudaVectorSearch::search(const float* queries, size_t nq, size_t k, uint32_
     CUDA_CHECK(cudaMemcpyAsync(m.staging.data(), queries + q0 * m.dim, pq * m.dim * sizeof(float),
                                cudaMemcpyHostToDevice, stream));
     reserve(m.candidates, items * sizeof(uint64_t));
-    cuda_detail::launch_score_tiles(m.panels.as<float>(), int64_t(m.size), int(m.dim), m.staging.as<float>(), int(pq),
-                                    int(kk), int(tiles), m.candidates.as<uint64_t>(), stream);
+    cuda_detail::launch_score_tiles(m.panels.data(), m.storage == VectorStorage::kF16, int64_t(m.size), int(m.dim),
+                                    m.staging.as<float>(), int(pq), int(kk), int(tiles), m.candidates.as<uint64_t>(),
+                                    stream);
     const uint64_t* ranked = m.candidates.as<uint64_t>();
     if (tiles > 1) {  // one tile's keys are already in order
       m.host_offsets.resize(pq + 1);

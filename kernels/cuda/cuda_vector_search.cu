@@ -4,7 +4,10 @@
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
 
+#include <cuda_fp16.h>
+
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_device_util.cuh"
 #include "kernels/cuda/cuda_vector_search_kernels.h"
 
 namespace sluice::kernels::cuda_detail {
@@ -24,20 +27,22 @@ __device__ __forceinline__ uint64_t rank_key(float score, uint32_t id) {
   return (uint64_t(b) << 32) | uint64_t(0xffffffffu - id);
 }
 
-__global__ void scatter_to_panels(const float* rows, int64_t n, int dim, int64_t first_id, float* panels) {
+// T is the panels' element: float, or IEEE half rounded to nearest even (from_float).
+template <typename T>
+__global__ void scatter_to_panels(const float* rows, int64_t n, int dim, int64_t first_id, T* panels) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n * dim) return;
   const int64_t v = first_id + i / dim;
   const int64_t j = i % dim;
-  panels[(v / kPanelVectors) * dim * kPanelVectors + j * kPanelVectors + v % kPanelVectors] = rows[i];
+  panels[(v / kPanelVectors) * dim * kPanelVectors + j * kPanelVectors + v % kPanelVectors] = from_float<T>(rows[i]);
 }
 
 // Block (tile, query group): scores vectors [tile * kVectorTile, +kVectorTile) for queries
 // [group * QB, +QB), then per query sorts the tile's keys and writes its best `kk` to
 // candidates[(query * tiles + tile) * kk ..]. Thread t scores vectors tile_base + i * 256 + t,
 // so each warp reads one panel's row per dimension.
-template <int QB>
-__global__ void __launch_bounds__(kThreads) score_tile(const float* __restrict__ panels, int64_t n_vectors, int dim,
+template <int QB, typename T>
+__global__ void __launch_bounds__(kThreads) score_tile(const T* __restrict__ panels, int64_t n_vectors, int dim,
                                                        const float* __restrict__ queries, int nq, int kk, int tiles,
                                                        uint64_t* __restrict__ candidates) {
   using Sort = cub::BlockRadixSort<uint64_t, kThreads, kItems>;
@@ -54,7 +59,7 @@ __global__ void __launch_bounds__(kThreads) score_tile(const float* __restrict__
   __syncthreads();
 
   const int64_t base = int64_t(tile) * kVectorTile;
-  const float* vec[kItems];
+  const T* vec[kItems];
   bool valid[kItems];
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
@@ -71,7 +76,7 @@ __global__ void __launch_bounds__(kThreads) score_tile(const float* __restrict__
   for (int j = 0; j < dim; ++j) {
     float x[kItems];
 #pragma unroll
-    for (int i = 0; i < kItems; ++i) x[i] = vec[i][int64_t(j) * kPanelVectors];
+    for (int i = 0; i < kItems; ++i) x[i] = to_float(vec[i][int64_t(j) * kPanelVectors]);
 #pragma unroll
     for (int q = 0; q < QB; ++q) {
       const float s = shared_queries[q * dim + j];
@@ -101,11 +106,16 @@ __global__ void __launch_bounds__(kThreads) score_tile(const float* __restrict__
 }
 
 template <int QB>
-void launch_tiles(const float* panels, int64_t n_vectors, int dim, const float* queries, int nq, int kk, int tiles,
-                  uint64_t* candidates, cudaStream_t stream) {
+void launch_tiles(const void* panels, bool half, int64_t n_vectors, int dim, const float* queries, int nq, int kk,
+                  int tiles, uint64_t* candidates, cudaStream_t stream) {
   const dim3 grid(unsigned(tiles), unsigned((nq + QB - 1) / QB));
   const size_t shared = size_t(QB) * size_t(dim) * sizeof(float);
-  score_tile<QB><<<grid, kThreads, shared, stream>>>(panels, n_vectors, dim, queries, nq, kk, tiles, candidates);
+  if (half)
+    score_tile<QB, __half><<<grid, kThreads, shared, stream>>>(static_cast<const __half*>(panels), n_vectors, dim,
+                                                               queries, nq, kk, tiles, candidates);
+  else
+    score_tile<QB, float><<<grid, kThreads, shared, stream>>>(static_cast<const float*>(panels), n_vectors, dim,
+                                                              queries, nq, kk, tiles, candidates);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -119,22 +129,26 @@ int queries_per_tile_block(int dim) {
   return 1;
 }
 
-void launch_scatter_to_panels(const float* rows, int64_t n, int dim, int64_t first_id, float* panels,
+void launch_scatter_to_panels(const float* rows, int64_t n, int dim, int64_t first_id, void* panels, bool half,
                               cudaStream_t stream) {
   const int64_t count = n * dim;
   if (count == 0) return;
   const int block = 256;
-  scatter_to_panels<<<unsigned((count + block - 1) / block), block, 0, stream>>>(rows, n, dim, first_id, panels);
+  const unsigned blocks = unsigned((count + block - 1) / block);
+  if (half)
+    scatter_to_panels<__half><<<blocks, block, 0, stream>>>(rows, n, dim, first_id, static_cast<__half*>(panels));
+  else
+    scatter_to_panels<float><<<blocks, block, 0, stream>>>(rows, n, dim, first_id, static_cast<float*>(panels));
   CUDA_CHECK(cudaGetLastError());
 }
 
-void launch_score_tiles(const float* panels, int64_t n_vectors, int dim, const float* queries, int nq, int kk,
-                        int tiles, uint64_t* candidates, cudaStream_t stream) {
+void launch_score_tiles(const void* panels, bool half, int64_t n_vectors, int dim, const float* queries, int nq,
+                        int kk, int tiles, uint64_t* candidates, cudaStream_t stream) {
   switch (queries_per_tile_block(dim)) {
-    case 8: return launch_tiles<8>(panels, n_vectors, dim, queries, nq, kk, tiles, candidates, stream);
-    case 4: return launch_tiles<4>(panels, n_vectors, dim, queries, nq, kk, tiles, candidates, stream);
-    case 2: return launch_tiles<2>(panels, n_vectors, dim, queries, nq, kk, tiles, candidates, stream);
-    default: return launch_tiles<1>(panels, n_vectors, dim, queries, nq, kk, tiles, candidates, stream);
+    case 8: return launch_tiles<8>(panels, half, n_vectors, dim, queries, nq, kk, tiles, candidates, stream);
+    case 4: return launch_tiles<4>(panels, half, n_vectors, dim, queries, nq, kk, tiles, candidates, stream);
+    case 2: return launch_tiles<2>(panels, half, n_vectors, dim, queries, nq, kk, tiles, candidates, stream);
+    default: return launch_tiles<1>(panels, half, n_vectors, dim, queries, nq, kk, tiles, candidates, stream);
   }
 }
 

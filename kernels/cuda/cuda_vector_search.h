@@ -1,11 +1,15 @@
-// CudaVectorSearch: exact maximum-inner-product search over F32 vectors held in GPU memory:
+// CudaVectorSearch: exact maximum-inner-product search over vectors held in GPU memory as F32 or
+// F16 (half the bytes):
 // the device half of the retrieval's exact index on the GPU
 // (nodes/retrieval/dense/cuda_exact_index.h). Plain C++ (no CUDA headers).
 //
 // Contract:
 // - Scores are bit for bit those of the CPU exact index's SIMD kernels
 //   (nodes/retrieval/dense/exact_scan_kernel.inc, AVX2 and AVX-512): each (query, vector) score
-//   is the fused multiply-add chain over the dimensions in order from 0, starting at +0.
+//   is the fused multiply-add chain over the dimensions in order from 0, starting at +0. With
+//   F16 storage the vectors are rounded to half (nearest even) when added, and the scores are
+//   those of the rounded vectors (widened to float exactly): a CPU index of the rounded vectors
+//   answers the same.
 // - Order: higher score first, then lower id (retrieval's ranks_before), so results equal the
 //   CPU index's. A query gets min(k, size()) results; the rest of its k slots are untouched.
 // - Limits: k at most kMaxK and a dimension of at most kMaxDim; search() throws
@@ -31,6 +35,8 @@
 
 namespace sluice::kernels {
 
+enum class VectorStorage { kF32, kF16 };
+
 class CudaVectorSearch {
  public:
   static constexpr std::size_t kMaxK = 2048;       // one tile's vectors
@@ -39,13 +45,14 @@ class CudaVectorSearch {
 
   // On the current CUDA device. Throws std::runtime_error without one, std::invalid_argument
   // for a dimension of 0.
-  explicit CudaVectorSearch(std::size_t dimension);
+  explicit CudaVectorSearch(std::size_t dimension, VectorStorage storage = VectorStorage::kF32);
   ~CudaVectorSearch();
   CudaVectorSearch(const CudaVectorSearch&) = delete;
   CudaVectorSearch& operator=(const CudaVectorSearch&) = delete;
 
   std::size_t dimension() const;
   std::size_t size() const;
+  VectorStorage storage() const;
   std::size_t device_bytes() const;
 
   // Appends n row-major vectors of dimension() floats.

@@ -75,7 +75,7 @@ void register_retrieval_nodes(NodeRegistry& registry) {
         try {
           const std::string device = retrieval::resolve_vector_device(spec.dense().device());
           kb->set_vector_device(device, coalescer_options(spec.dense()));
-          on_gpu = device == "cuda";
+          on_gpu = retrieval::is_cuda_vector_device(device);
         } catch (const std::exception& e) {
           throw std::invalid_argument(std::string("device: ") + e.what());
         }

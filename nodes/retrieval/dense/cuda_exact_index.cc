@@ -6,8 +6,10 @@
 
 namespace sluice::retrieval {
 
-CudaExactIndex::CudaExactIndex(std::size_t dimension, CoalescerOptions coalescing)
-    : host_(dimension), device_(std::make_unique<kernels::CudaVectorSearch>(dimension)) {
+CudaExactIndex::CudaExactIndex(std::size_t dimension, CoalescerOptions coalescing, bool half_vectors)
+    : host_(dimension),
+      device_(std::make_unique<kernels::CudaVectorSearch>(
+          dimension, half_vectors ? kernels::VectorStorage::kF16 : kernels::VectorStorage::kF32)) {
   coalescing.max_queries = std::min(coalescing.max_queries, kernels::CudaVectorSearch::kMaxQueries);
   coalescer_ = std::make_unique<SearchCoalescer>(
       dimension, [this](const float* q, std::size_t nq, std::size_t k) { return search_on_device(q, nq, k); }, coalescing);

@@ -3,7 +3,8 @@
 // computes the same scores bit for bit and orders them the same way
 // (kernels/cuda/cuda_vector_search.h), so the CPU index is this one's twin in the tests.
 //
-// - Memory: the vectors live in device memory (F32, panels of 32) and, as the CPU twin, in host
+// - Memory: the vectors live in device memory (F32, or F16 with `device: cuda-f16`, panels of
+//   32) and, as the CPU twin, in host
 //   memory too: save(), vector() and searches beyond the device kernel's limits (k over 2,048,
 //   a dimension over 4,096) are served by the host copy.
 // - Concurrent searches are merged into one launch (search_coalescer.h): a GPU index queried
@@ -24,8 +25,11 @@ namespace sluice::retrieval {
 
 class CudaExactIndex final : public VectorIndex {
  public:
-  // On the current CUDA device. Throws std::runtime_error without one.
-  CudaExactIndex(std::size_t dimension, CoalescerOptions coalescing);
+  // On the current CUDA device, its vectors there in F16 when half_vectors (then the device's
+  // answers are those of the vectors rounded to half; the host copy, which save(), vector()
+  // and searches beyond the kernel's limits use, stays F32). Throws std::runtime_error
+  // without a device.
+  CudaExactIndex(std::size_t dimension, CoalescerOptions coalescing, bool half_vectors = false);
   ~CudaExactIndex() override;
 
   std::size_t dimension() const override { return host_.dimension(); }

@@ -35,9 +35,9 @@ std::shared_ptr<const KbSnapshot> KbSnapshot::build(std::vector<Chunk> chunks,
   std::string kind = options.vector_index;
   const std::string device = resolve_vector_device(options.vector_device);
   if (kind == "auto") kind = chunks.size() >= options.hnsw_min_chunks && device == "cpu" ? "hnsw" : "exact";
-  if (device == "cuda" && kind == "exact") {
-    g->vectors_ = make_cuda_exact_index(dim, options.coalescing);
-  } else if (device == "cuda") {
+  if (is_cuda_vector_device(device) && kind == "exact") {
+    g->vectors_ = make_cuda_exact_index(dim, options.coalescing, device == "cuda-f16");
+  } else if (is_cuda_vector_device(device)) {
     throw std::invalid_argument("index.vector_index: '" + kind + "' runs on the CPU only; on cuda the index is exact");
   } else if (kind == "exact") {
     g->vectors_ = std::make_unique<ExactIndex>(dim);

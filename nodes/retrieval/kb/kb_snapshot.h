@@ -30,7 +30,7 @@ struct IndexOptions {
   // and fast enough (Cranfield-size search costs microseconds), HNSW above.
   std::string vector_index = "auto";
   std::size_t hnsw_min_chunks = 200'000;
-  // "cpu", "cuda" or "auto" (dense/vector_device.h). On cuda the index is exact whatever its
+  // "cpu", "cuda", "cuda-f16" or "auto" (dense/vector_device.h). On cuda the index is exact whatever its
   // size ("auto" picks exact; "hnsw" is refused): a GPU scans 200,000 vectors in well under a
   // millisecond, and the exact index's answers are the CPU's.
   std::string vector_device = "cpu";

@@ -119,14 +119,14 @@ class KnowledgeBase {
   // for an unknown name.
   void set_dense_model(const std::string& model) EXCLUDES(write_mu_);
   std::string dense_model() const EXCLUDES(write_mu_);
-  // Where the snapshots' vector index lives: "cpu", "cuda" or "auto" (dense/vector_device.h;
+  // Where the snapshots' vector index lives: "cpu", "cuda", "cuda-f16" or "auto" (dense/vector_device.h;
   // the `dense` node's `device`), and how a GPU index merges concurrent searches. Rebuilds the live snapshot's index there at once (same
   // version), so the first query already searches on it. Throws std::invalid_argument for
   // cuda where it cannot run, and when another node chose another device for this knowledge
   // base (a snapshot has one index).
   void set_vector_device(const std::string& device, const CoalescerOptions& coalescing = {})
       EXCLUDES(write_mu_, swap_mu_);
-  std::string vector_device() const EXCLUDES(write_mu_);  // "cpu" or "cuda"
+  std::string vector_device() const EXCLUDES(write_mu_);  // "cpu", "cuda" or "cuda-f16"
   // Told of every search of a GPU index of this knowledge base, whichever snapshot (the dense
   // node attaches its metrics here).
   const std::shared_ptr<BatchObserver>& search_observer() const { return search_observer_; }

@@ -165,7 +165,9 @@ TEST(DefaultPipeline, ALateRequestSkippingGenerationGetsTheExtractiveAnswer) {
   EXPECT_NE(m.find("sluice_degradations_total{node=\"generate\",action=\"skip\"} 1"), std::string::npos) << m;
   // The model never ran.
   const auto at = m.find("sluice_engine_generated_tokens_total{");
-  if (at != std::string::npos) EXPECT_EQ(m.substr(m.find(' ', m.find('}', at)) + 1, 2), "0\n") << m.substr(at, 200);
+  if (at != std::string::npos) {
+    EXPECT_EQ(m.substr(m.find(' ', m.find('}', at)) + 1, 2), "0\n") << m.substr(at, 200);
+  }
 }
 
 // With tracing on, every response names the request's span in a traceparent header (streamed

@@ -16,7 +16,7 @@ RequestPtr chat(std::string question, std::string tenant = "", float temperature
   return r;
 }
 
-const CacheIdentity kId{"default", "0123456789abcdef"};
+const CacheIdentity kId{"default", "0123456789abcdef", ""};
 
 TEST(CacheKey, FieldsAreLengthPrefixedSoBoundariesCannotShift) {
   EXPECT_NE(CacheKey("d").field("a", std::string_view("bc")).bytes(), CacheKey("d").field("ab", std::string_view("c")).bytes());
@@ -33,8 +33,8 @@ TEST(CacheKey, WhitespaceAloneDoesNotChangeTheKey) {
 TEST(CacheKey, NoKeyIsSharedAcrossTenantsPipelinesSamplingOrQuestions) {
   const std::string base = request_cache_key(*chat("q"), kId);
   EXPECT_NE(base, request_cache_key(*chat("q", "acme"), kId));
-  EXPECT_NE(base, request_cache_key(*chat("q"), CacheIdentity{"other", kId.pipeline_fingerprint}));
-  EXPECT_NE(base, request_cache_key(*chat("q"), CacheIdentity{kId.pipeline, "fedcba9876543210"}));
+  EXPECT_NE(base, request_cache_key(*chat("q"), CacheIdentity{"other", kId.pipeline_fingerprint, ""}));
+  EXPECT_NE(base, request_cache_key(*chat("q"), CacheIdentity{kId.pipeline, "fedcba9876543210", ""}));
   EXPECT_NE(base, request_cache_key(*chat("q"), CacheIdentity{kId.pipeline, kId.pipeline_fingerprint, "fp_other_model"}));
   EXPECT_NE(base, request_cache_key(*chat("q", "", 0.5f), kId));
   EXPECT_NE(base, request_cache_key(*chat("Q"), kId));

@@ -44,7 +44,7 @@ std::vector<Pair> load_pairs(const std::string& file) {
       ADD_FAILURE() << file << ": malformed line: " << line;
       continue;
     }
-    pairs.push_back({f[0] == "hit", f[1], f[2], f[3]});
+    pairs.push_back({f[0] == "hit", f[1], f[2], f[3], 0.0f, std::nullopt});
   }
   return pairs;
 }

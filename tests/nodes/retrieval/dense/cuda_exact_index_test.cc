@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/quant_blocks.h"
 #include "nodes/retrieval/dense/exact_index.h"
 #include "nodes/retrieval/dense/vector_device.h"
 #include "tests/support/unit_rows.h"
@@ -70,6 +71,10 @@ TEST(VectorDevice, NamesResolveOrAreRefusedWithTheReason) {
     }
   }
   EXPECT_THROW(resolve_vector_device("tpu"), std::invalid_argument);
+  if (automatic == "cpu") {
+    EXPECT_THROW(resolve_vector_device("cuda-f16"), std::invalid_argument);
+  }
+  EXPECT_TRUE(is_cuda_vector_device("cuda") && is_cuda_vector_device("cuda-f16") && !is_cuda_vector_device("cpu"));
 }
 
 class CudaIndex : public ::testing::Test {
@@ -132,6 +137,25 @@ TEST_F(CudaIndex, SmallSetsBigBatchesAndConcurrentCallersEqualTheCpuIndex) {
       expect_identical(cpu.search(queries.data() + t * 5 * kDim, 5, 10), got[t], "concurrent caller " + std::to_string(t));
     }
   }
+}
+
+// F16 device vectors (device: cuda-f16): the GPU answers what a CPU exact index of the vectors
+// rounded to half answers, bit for bit; the host copy keeps the F32 vectors.
+TEST_F(CudaIndex, HalfVectorsAnswerAsTheCpuIndexOfTheRoundedVectors) {
+  constexpr std::size_t kDim = 384, kN = 10000;
+  const auto data = unit_rows(kN, kDim, 17);
+  auto rounded = data;
+  for (float& v : rounded) v = kernels::fp16_to_fp32(kernels::fp32_to_fp16(v));
+  const auto queries = unit_rows(40, kDim, 18);
+  ExactIndex cpu(kDim);
+  cpu.add(rounded.data(), kN);
+  auto gpu = make_cuda_exact_index(kDim, CoalescerOptions(0, 64), /*half_vectors=*/true);
+  gpu->add(data.data(), kN);
+  for (std::size_t k : {1u, 10u, 100u})
+    expect_identical(cpu.search(queries.data(), 40, k), gpu->search(queries.data(), 40, k), "k " + std::to_string(k));
+  std::vector<float> back(kDim);
+  gpu->vector(5, back.data());
+  EXPECT_EQ(0, std::memcmp(back.data(), &data[5 * kDim], kDim * sizeof(float))) << "the host copy is F32";
 }
 
 }  // namespace
