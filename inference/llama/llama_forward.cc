@@ -36,6 +36,10 @@ LlamaForward::LlamaForward(const LlamaModel& model, kernels::KernelBackend& back
 
 void LlamaForward::forward(const int32_t* tokens, int64_t n, int64_t pos0, KvBlockPool& pool,
                            const KvSequence& seq, float* logits, bool all_logits) {
+  if (n == 1 && logits) {  // one decode token: a batch of one, recorded where the backend records
+    const ForwardSegment segment{tokens, 1, pos0, seq.table(), logits};
+    return forward_batch(&segment, 1, pool);
+  }
   const int64_t vocab = model_.config().vocab_size;
   for (int64_t done = 0; done < n; done += max_batch_) {
     const int64_t m = std::min<int64_t>(max_batch_, n - done);

@@ -60,7 +60,8 @@ class LlamaForward {
 
   // Processes tokens[0, n) at positions pos0.. . `seq` must already hold capacity for
   // pos0 + n positions in `pool`. Writes vocab_size logits for the last token into `logits`
-  // (for every token, n x vocab_size, when all_logits). Token ids must be < vocab_size.
+  // (for every token, n x vocab_size, when all_logits). Token ids must be < vocab_size. One
+  // token is a batch of one (forward_batch), so single-stream decoding is recorded too.
   void forward(const int32_t* tokens, int64_t n, int64_t pos0, KvBlockPool& pool,
                const KvSequence& seq, float* logits, bool all_logits = false);
 

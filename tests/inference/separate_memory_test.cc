@@ -236,6 +236,19 @@ TEST_F(SeparateMemory, GeneratorMatchesTheHostMemoryRunTokenForToken) {
   EXPECT_GT(backend.copies_out, 0) << "logits come back";
 }
 
+TEST_F(SeparateMemory, TheGeneratorsDecodeStepsAreRecordedToo) {
+  SeparateMemoryBackend backend(/*records=*/true);
+  Generator gen(*model, GeneratorOptions{}, backend);
+  const std::string prompt = "Lily and Ben went to the park";
+  GenerationRequest r;
+  r.prompt = prompt;
+  r.max_tokens = 80;
+  r.sampling = greedy();
+  EXPECT_EQ(gen.generate(r).text, alone(prompt, 80));
+  EXPECT_GE(backend.recordings, 1) << "bucket 1, logits: one recording per block-table width";
+  EXPECT_GT(backend.replays, 70);
+}
+
 TEST_F(SeparateMemory, TheServingEngineBatchesAndReusesPrefixesInBackendMemory) {
   SeparateMemoryBackend backend;
   EngineOptions options;
