@@ -147,6 +147,7 @@ __global__ void __launch_bounds__(kThreads) select_kernel(const float* __restric
   if (threadIdx.x == 0) shared_count = finite;
   __syncthreads();
   finite = shared_count;
+  __syncthreads();  // read by all before thread 0 writes shared_count again
   int64_t keep = vocab;
   if (finite > 0 && finite < keep) keep = finite;
   if (p.top_k > 0 && p.top_k < keep) keep = p.top_k;
@@ -169,6 +170,7 @@ __global__ void __launch_bounds__(kThreads) select_kernel(const float* __restric
     if (threadIdx.x == 0) shared_count = n;
     __syncthreads();
     keep = shared_count;
+    __syncthreads();
   }
   auto weight = [&](int64_t i) { return exp(double(key_logit(keys[i]) - mx) / double(p.temperature)); };
   double part = 0;
