@@ -9,11 +9,13 @@ using SteadyClock = std::chrono::steady_clock;
 
 struct ServingEngine::Metrics {
   Gauge *kv_free, *kv_in_use, *kv_shared, *kv_cached_idle, *waiting, *running, *busy;
-  Counter *prefix_hits, *prefix_reused, *evictions, *cow, *collisions, *generated, *prompt, *step_failures, *sequence_failures;
+  Counter *prefix_hits, *prefix_reused, *evictions, *cow, *collisions, *generated, *prompt, *step_failures, *sequence_failures,
+      *replayed;
   std::vector<Counter*> preemptions;
   Histogram *step_sequences, *step_tokens, *ttft, *itl;
   KvBlockStats last_kv;
   std::vector<uint64_t> last_preemptions;
+  int64_t last_replayed = 0;
 };
 
 ServingEngine::ServingEngine(const LlamaModel& model, const EngineOptions& options, MetricsRegistry* metrics,
@@ -81,6 +83,8 @@ void ServingEngine::register_metrics(MetricsRegistry& r, const std::vector<std::
                                    "Requests whose own callback or sampler threw (a bug): that request alone ended with an error",
                                    model);
   m.prompt = &r.counter("sluice_engine_prefill_tokens_total", "Prompt positions computed (not served by the cache)", model);
+  m.replayed = &r.counter("sluice_engine_graph_replays_total",
+                          "Decode steps run as a replayed recording (a CUDA graph; 0 on the CPU)", model);
   for (int c = 0; c < scheduler_->classes(); ++c) {
     const std::string name = c < int(class_names.size()) ? class_names[size_t(c)] : "class" + std::to_string(c);
     m.preemptions.push_back(&r.counter("sluice_engine_preemptions_total", "Sequences preempted, per class", with("class", name)));
@@ -192,6 +196,9 @@ void ServingEngine::publish_metrics(const StepReport& report, double wall) {
   m.cow->inc(double(kv.cow_copies - m.last_kv.cow_copies));
   m.collisions->inc(double(kv.collisions_refused - m.last_kv.collisions_refused));
   m.last_kv = kv;
+  const int64_t replayed = scheduler_->replayed_decode_steps();
+  m.replayed->inc(double(replayed - m.last_replayed));
+  m.last_replayed = replayed;
   const auto& pre = scheduler_->preemptions();
   for (size_t c = 0; c < pre.size(); ++c) {
     m.preemptions[c]->inc(double(pre[c] - m.last_preemptions[c]));

@@ -18,6 +18,7 @@
 //   sluice_engine_ttft_seconds, _inter_token_seconds                     histograms
 //   sluice_engine_generated_tokens_total, _prompt_tokens_total           counters
 //   sluice_engine_step_failures_total                                   counter: steps that threw (fail_all)
+//   sluice_engine_graph_replays_total                                   counter: decode steps replayed as CUDA graphs
 //   sluice_engine_sequence_failures_total                               counter: requests ended alone because
 //                                                                        their own callback or sampler threw
 //   sluice_engine_waiting, _running, _busy_fraction                      gauges

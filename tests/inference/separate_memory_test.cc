@@ -13,6 +13,7 @@
 // position, a token id, a sampling draw) would replay stale values and answer wrong tokens.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "inference/engine/engine_scheduler.h"
+#include "inference/engine/serving_engine.h"
 #include "kernels/backend_factory.h"
 #include "tests/inference/stories_model_test.h"
 
@@ -332,6 +334,39 @@ TEST_F(SeparateMemory, RecordedDecodeStepsSampleWithEachStepsDrawAndPenalties) {
   EXPECT_GT(backend.replays, 20);
   // The texts differ from one another and from greedy's: the draws were really used.
   EXPECT_NE(texts[1], alone(kFivePrompts[1], 60));
+}
+
+// The serving engine exports the replays: sluice_engine_graph_replays_total counts them.
+TEST_F(SeparateMemory, TheServingEngineCountsReplayedDecodeSteps) {
+  SeparateMemoryBackend backend(/*records=*/true);
+  MetricsRegistry metrics;
+  ServingEngine engine(*model, EngineOptions{}, backend, &metrics);
+  std::mutex mu;
+  std::condition_variable cv;
+  int finished = 0;
+  for (int i = 0; i < 3; ++i) {
+    GenerationRequest r;
+    r.prompt = kFivePrompts[size_t(i)];
+    r.max_tokens = 40;
+    r.sampling = greedy();
+    r.on_finish = [&](const GenerationResult&) {
+      std::lock_guard lock(mu);
+      ++finished;
+      cv.notify_all();
+    };
+    ASSERT_TRUE(engine.submit(std::move(r)).ok());
+  }
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return finished == 3; }));
+  }
+  engine.stop();
+  const std::string exposition = metrics.exposition();
+  const auto at = exposition.find("sluice_engine_graph_replays_total{model=\"\"} ");
+  ASSERT_NE(at, std::string::npos) << exposition;
+  EXPECT_GT(std::stod(exposition.substr(at + std::string("sluice_engine_graph_replays_total{model=\"\"} ").size())), 10)
+      << exposition.substr(at, 80);
+  EXPECT_GT(backend.replays, 10);
 }
 
 }  // namespace
