@@ -283,9 +283,8 @@ void quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* ne
 }  // namespace
 
 const IsaKernels& avx512_kernels() {
-  // The interleaved types are AVX2 layouts (x8_pays); a matrix interleaved for AVX2 runs here too.
   static const IsaKernels k{rows_kernel<FloatTiles>, rows_kernel<FloatTiles>, rows_kernel<Q8Tiles>,
-                            rows_kernel<Q4Tiles>, avx2_q8_0x8_rows, avx2_q4_0x8_rows, quantize_q8,
+                            rows_kernel<Q4Tiles>, avx512_q8_0x8_rows, avx512_q4_0x8_rows, quantize_q8,
                             avx512_f32x16_rows};
   return k;
 }

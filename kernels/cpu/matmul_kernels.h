@@ -29,6 +29,12 @@ void avx2_q8_0x8_rows(const MatrixView& w, const float* x, const Q8Activations& 
 void avx2_q4_0x8_rows(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n, int64_t r0, int64_t r1,
                       float* y);
 
+// The AVX-512 VNNI kernels for the interleaved types (matmul_x8_avx512.cc).
+void avx512_q8_0x8_rows(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n, int64_t r0,
+                        int64_t r1, float* y);
+void avx512_q4_0x8_rows(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n, int64_t r0,
+                        int64_t r1, float* y);
+
 // The F32 row-panel kernels (matmul_panels_avx2.cc, matmul_panels_avx512.cc).
 void avx2_f32x16_rows(const MatrixView& w, const float* x, const Q8Activations& xq, int64_t n, int64_t r0, int64_t r1,
                       float* y);

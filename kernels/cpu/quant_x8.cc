@@ -8,7 +8,7 @@
 
 namespace sluice::kernels {
 
-bool x8_pays(Isa isa) { return isa == Isa::kAvx2; }
+bool x8_pays(Isa isa) { return isa == Isa::kAvx2 || isa == Isa::kAvx512; }
 
 bool can_interleave_x8(const MatrixView& w) {
   return (w.type == DType::kQ8_0 || w.type == DType::kQ4_0) && w.rows > 0 && w.rows % kX8Rows == 0 &&

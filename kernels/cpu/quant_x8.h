@@ -15,8 +15,9 @@
 // lane per row with no horizontal sums, and one float conversion and FMA serve 8 rows
 // (matmul_x8_avx2.cc). Q4_0 nibbles go into vpmaddubsw unsigned as they are (no sign trick);
 // the -8 comes back as -8 x the block's activation sum, which the activation quantiser already
-// keeps. On Zen 3 batched Q8_0 products ran at 1.8x the row-major tiles. AVX-512 VNNI has its
-// own fast row-major kernels, so only AVX2 interleaves (x8_pays).
+// keeps. On Zen 3 batched Q8_0 products ran at 1.8x the row-major tiles. AVX-512 VNNI runs the
+// same layout two groups to a zmm (matmul_x8_avx512.cc): on Zen 5 prompts 1.3-1.7x and decoding
+// 1.15-2.25x its row-major VNNI tiles, so AVX2 and AVX-512 both interleave (x8_pays).
 #pragma once
 
 #include <cstdint>
@@ -40,7 +41,7 @@ struct BlockQ4_0x8 {
 };
 static_assert(sizeof(BlockQ4_0x8) == 144);
 
-// Whether matmuls on `isa` run faster interleaved (true for AVX2 only).
+// Whether matmuls on `isa` run faster interleaved (AVX2 and AVX-512; not the scalar path).
 bool x8_pays(Isa isa);
 // Whether w can be interleaved: Q8_0 or Q4_0 with a multiple of 8 rows.
 bool can_interleave_x8(const MatrixView& w);

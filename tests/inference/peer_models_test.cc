@@ -30,7 +30,7 @@ TEST(PeerModels, Q8AndQ4PureFromLlamaCppAgreeWithinQuantisationError) {
   const auto q8 = LlamaModel::load(q8p), q4 = LlamaModel::load(q4p);
   EXPECT_EQ(q8->config().dim, 288);
   EXPECT_EQ(q8->config().n_layers, 6);
-  const bool interleaved = kernels::x8_pays(kernels::default_isa());  // the AVX2 layouts
+  const bool interleaved = kernels::x8_pays(kernels::default_isa());  // the interleaved layouts
   EXPECT_EQ(q8->layers[0].wq.type, interleaved ? kernels::DType::kQ8_0x8 : kernels::DType::kQ8_0);
   EXPECT_EQ(q4->layers[0].wq.type, interleaved ? kernels::DType::kQ4_0x8 : kernels::DType::kQ4_0);
   EXPECT_EQ(q4->output.type, interleaved ? kernels::DType::kQ4_0x8 : kernels::DType::kQ4_0);
