@@ -28,6 +28,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -110,8 +111,21 @@ GenerationRequest bench_request(std::vector<int32_t> tokens, int gen, Stream* s,
   return r;
 }
 
-double aggregate_rate(const LlamaModel& model, const EngineOptions& o, int streams, int prompt, int gen, std::mt19937& rng) {
-  ServingEngine engine(model, o);
+// The value of a counter in a registry's exposition (0 when absent).
+double counter_value(const sluice::MetricsRegistry& metrics, const std::string& name) {
+  const std::string text = metrics.exposition();
+  const std::size_t at = text.find("\n" + name + "{");
+  if (at == std::string::npos) return 0;
+  const std::size_t space = text.find(' ', text.find('}', at));
+  return space == std::string::npos ? 0 : std::atof(text.c_str() + space + 1);
+}
+
+// Aggregate tokens/s of `streams` concurrent streams; *replays gets the decode steps the engine
+// replayed as recordings (CUDA graphs).
+double aggregate_rate(const LlamaModel& model, const EngineOptions& o, int streams, int prompt, int gen, std::mt19937& rng,
+                      double* replays) {
+  sluice::MetricsRegistry metrics;
+  ServingEngine engine(model, o, &metrics);
   std::vector<Stream> s(static_cast<size_t>(streams));
   Latch latch;
   latch.left = streams;
@@ -119,6 +133,8 @@ double aggregate_rate(const LlamaModel& model, const EngineOptions& o, int strea
     engine.submit(bench_request(random_tokens(rng, prompt, model.config().vocab_size, model.tokenizer().bos()), gen,
                                 &s[size_t(i)], &latch));
   latch.wait();
+  engine.stop();
+  *replays = counter_value(metrics, "sluice_engine_graph_replays_total");
   Steady::time_point all_first = s[0].first, end = s[0].last;
   for (auto& x : s) all_first = std::max(all_first, x.first), end = std::max(end, x.last);
   // Tokens generated after every stream had started (each stream's events after all_first).
@@ -228,13 +244,19 @@ int main(int argc, char** argv) {
   for (int r = 0; r < reps; ++r) solo.push_back(single_stream_generator(*model, device, threads, kv_type, prompt, gen, rng));
   const double solo_rate = median(solo);
   std::printf("| streams | aggregate tg tok/s | per stream | vs single-stream Generator (%.1f tok/s) |\n| --- | --- | --- | --- |\n", solo_rate);
+  double replays = 0;
   for (int streams : stream_counts) {
     std::vector<double> v;
-    for (int r = 0; r < reps; ++r) v.push_back(aggregate_rate(*model, o, streams, prompt, gen, rng));
+    for (int r = 0; r < reps; ++r) {
+      double run_replays = 0;
+      v.push_back(aggregate_rate(*model, o, streams, prompt, gen, rng, &run_replays));
+      replays += run_replays;
+    }
     const double m = median(v);
     std::printf("| %d | %.1f | %.1f | %.2fx |\n", streams, m, m / streams, m / solo_rate);
     std::fflush(stdout);
   }
+  std::printf("\ndecode steps replayed as recordings (CUDA graphs) over these runs: %.0f\n", replays);
   }
 
   // 2. Prefix reuse.
