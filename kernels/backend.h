@@ -13,6 +13,10 @@
 //   kernels/backend_buffer.h) and is filled and read through it (copy_to_backend,
 //   copy_to_host), so code above kernels/ runs unchanged on host and device memory. A
 //   host-memory backend (the CPU's) takes host pointers from anywhere.
+// - Sampling (stage_sampling / sample_staged) follows kernels/token_sampling.h's rule, so a
+//   device picks tokens where the logits are and only the ids cross to the host.
+// - A device backend may record a sequence of operations (record) and replay it: decode steps
+//   then read their changing inputs from backend memory (the *_at operations, TokenPlaces).
 #pragma once
 
 #include <cstddef>
