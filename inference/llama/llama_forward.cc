@@ -107,6 +107,12 @@ void LlamaForward::ensure_logits(int64_t rows) {
   ++own_epoch_;
 }
 
+void LlamaForward::ensure_ids() {
+  if (ids_.bytes() > 0) return;  // made once, for max_batch rows
+  ids_ = kernels::BackendBuffer(backend_, size_t(max_batch_) * sizeof(int32_t));
+  ++own_epoch_;
+}
+
 void LlamaForward::output_logits(const float* hidden, int64_t rows, float* const* dst, int64_t sampled,
                                  const kernels::TokenSampling* params, int32_t* const* tokens) {
   const LlamaConfig& c = model_.config();
@@ -125,7 +131,7 @@ void LlamaForward::output_logits(const float* hidden, int64_t rows, float* const
     if (backend_.host_memory()) {
       backend_.sample_staged(logits_.floats(), sampled, vocab, greedy_only, host_ids_.data());
     } else {
-      if (ids_.bytes() < size_t(sampled) * sizeof(int32_t)) ids_ = kernels::BackendBuffer(backend_, size_t(max_batch_) * sizeof(int32_t));
+      ensure_ids();
       backend_.sample_staged(logits_.floats(), sampled, vocab, greedy_only, static_cast<int32_t*>(ids_.data()));
       backend_.copy_to_host(host_ids_.data(), ids_.data(), size_t(sampled) * sizeof(int32_t));
     }

@@ -84,8 +84,9 @@ class LlamaForward {
                   const kernels::TokenPlaces* at = nullptr, const int32_t* token_ids = nullptr);
   // The recorded decode step (llama_forward_decode.cc); false when the batch is not one.
   bool run_recorded_decode(const ForwardSegment* segments, size_t count, KvBlockPool& pool);
-  // Ensures logits_ holds `rows` rows; a replacement changes own_epoch_.
+  // Ensure logits_ holds `rows` rows and ids_ max_batch ids; a replacement changes own_epoch_.
   void ensure_logits(int64_t rows);
+  void ensure_ids();
 
   // The segments with block tables the backend can read: the callers' own on a host-memory
   // backend, copies staged into tables_ on a device one.

@@ -67,10 +67,7 @@ bool LlamaForward::run_recorded_decode(const ForwardSegment* segments, size_t co
     for (int64_t i = 0; i < bucket; ++i) sampling_rows_[size_t(i)].temperature = 0;  // padding: greedy
     for (size_t i = 0; i < count; ++i) sampling_rows_[i] = *segments[i].sampling;
     backend_.stage_sampling(sampling_rows_.data(), bucket);
-    if (ids_.bytes() < size_t(max_batch_) * sizeof(int32_t)) {
-      ids_ = kernels::BackendBuffer(backend_, size_t(max_batch_) * sizeof(int32_t));
-      ++own_epoch_;
-    }
+    ensure_ids();
   }
   ensure_logits(bucket);
 

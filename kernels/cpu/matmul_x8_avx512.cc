@@ -65,7 +65,7 @@ inline __m512i sum_chains(const __m512i (&s)[C]) {
 
 template <class Block, int NT>
 inline void tile(const Block* ga, const Block* gb, int64_t nb, const Q8Activations& xq, int64_t cols, int64_t t0,
-                 float* y, int64_t rows, const char* end_a, const char* end_b) {
+                 float* y, int64_t rows, const char* stream_end) {
   constexpr bool kQ4 = sizeof(Block) == sizeof(BlockQ4_0x8);
   constexpr int kChains = NT >= 4 ? 1 : NT >= 2 ? 2 : 4;
   const int8_t* xs[NT];
@@ -88,8 +88,8 @@ inline void tile(const Block* ga, const Block* gb, int64_t nb, const Q8Activatio
       const char* pb = reinterpret_cast<const char*>(&b) + kPrefetchBytes;
       _Pragma("GCC unroll 8")
       for (size_t off = 0; off < sizeof(Block); off += 64) {
-        if (pa + off < end_a) _mm_prefetch(pa + off, _MM_HINT_T0);
-        if (pb + off < end_b) _mm_prefetch(pb + off, _MM_HINT_T0);
+        if (pa + off < stream_end) _mm_prefetch(pa + off, _MM_HINT_T0);
+        if (pb + off < stream_end) _mm_prefetch(pb + off, _MM_HINT_T0);
       }
     }
     __m512i dot[NT];
@@ -150,11 +150,11 @@ inline void tile(const Block* ga, const Block* gb, int64_t nb, const Q8Activatio
 
 template <class Block, int NT>
 inline void token_tiles(const Block* ga, const Block* gb, int64_t nb, const Q8Activations& xq, int64_t cols,
-                        int64_t tb, int64_t te, float* y, int64_t rows, const char* end_a, const char* end_b) {
+                        int64_t tb, int64_t te, float* y, int64_t rows, const char* stream_end) {
   int64_t t = tb;
-  for (; t + NT <= te; t += NT) tile<Block, NT>(ga, gb, nb, xq, cols, t, y, rows, end_a, end_b);
+  for (; t + NT <= te; t += NT) tile<Block, NT>(ga, gb, nb, xq, cols, t, y, rows, stream_end);
   if constexpr (NT > 1) {
-    if (t < te) token_tiles<Block, NT - 1>(ga, gb, nb, xq, cols, t, te, y, rows, end_a, end_b);
+    if (t < te) token_tiles<Block, NT - 1>(ga, gb, nb, xq, cols, t, te, y, rows, stream_end);
   }
 }
 
@@ -174,7 +174,7 @@ void rows_x8(const MatrixView& w, const float* x, const Q8Activations& xq, int64
     for (int64_t r = r0; r < pairs_end; r += 2 * kX8Rows) {
       const Block* ga = blocks + r / kX8Rows * nb;
       const Block* gb = ga + nb;
-      token_tiles<Block, kMaxTokens>(ga, gb, nb, xq, w.cols, tb, te, y + r, w.rows, end, end);
+      token_tiles<Block, kMaxTokens>(ga, gb, nb, xq, w.cols, tb, te, y + r, w.rows, end);
     }
   }
   if (pairs_end < r1) single(w, x, xq, n, pairs_end, r1, y);

@@ -57,23 +57,25 @@ __global__ void rms_norm_kernel(const float* __restrict__ x, const float* __rest
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) orow[i] = xr[i] * scale * weight[i];
 }
 
+// Rotates pair i of one head's features `v` for position `pos` (the CPU twin's formula).
+__device__ __forceinline__ void rotate_pair(float* v, int i, int n_rot, int64_t pos, float freq_base) {
+  const float freq = 1.0f / powf(freq_base, float(2 * i) / float(n_rot));
+  const float theta = float(pos) * freq;
+  float sn, cs;
+  sincosf(theta, &sn, &cs);
+  const float a = v[2 * i], b = v[2 * i + 1];
+  v[2 * i] = a * cs - b * sn;
+  v[2 * i + 1] = a * sn + b * cs;
+}
+
 // One thread per rotated pair.
 __global__ void rope_kernel(float* x, int64_t n, int n_heads, int head_dim, int n_rot, int64_t pos0,
                             float freq_base) {
   const int half = n_rot / 2;
   const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= n * n_heads * half) return;
-  const int i = int(idx % half);
   const int64_t th = idx / half;  // token * n_heads + head
-  const int64_t t = th / n_heads;
-  const float freq = 1.0f / powf(freq_base, float(2 * i) / float(n_rot));
-  const float theta = float(pos0 + t) * freq;
-  float sn, cs;
-  sincosf(theta, &sn, &cs);
-  float* v = x + th * head_dim;
-  const float a = v[2 * i], b = v[2 * i + 1];
-  v[2 * i] = a * cs - b * sn;
-  v[2 * i + 1] = a * sn + b * cs;
+  rotate_pair(x + th * head_dim, int(idx % half), n_rot, pos0 + th / n_heads, freq_base);
 }
 
 __global__ void swiglu_kernel(float* gate, const float* __restrict__ up, int64_t count) {
@@ -248,18 +250,9 @@ __global__ void rope_at_kernel(float* x, const int32_t* __restrict__ positions, 
   const int half = n_rot / 2;
   const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= n * n_heads * half) return;
-  const int i = int(idx % half);
   const int64_t th = idx / half;
   const int32_t pos = positions[th / n_heads];
-  if (pos < 0) return;
-  const float freq = 1.0f / powf(freq_base, float(2 * i) / float(n_rot));
-  const float theta = float(pos) * freq;
-  float sn, cs;
-  sincosf(theta, &sn, &cs);
-  float* v = x + th * head_dim;
-  const float a = v[2 * i], b = v[2 * i + 1];
-  v[2 * i] = a * cs - b * sn;
-  v[2 * i + 1] = a * sn + b * cs;
+  if (pos >= 0) rotate_pair(x + th * head_dim, int(idx % half), n_rot, pos, freq_base);
 }
 
 // kv_store_kernel for a decode step: token t at positions[t] through tables + t * table_stride.

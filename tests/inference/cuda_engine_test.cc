@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,21 +45,30 @@ GenerationRequest greedy_request(const std::string& prompt, int max_tokens, Out*
   return r;
 }
 
+// stories260K loaded for the CPU and for the GPU; skips by name without a GPU (fails instead
+// under SLUICE_REQUIRE_GPU=1) or without ../shared.
+class CudaEngine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!kernels::backend_kind_available(kernels::BackendKind::kCuda, &why)) {
+      if (std::getenv("SLUICE_REQUIRE_GPU")) FAIL() << "SLUICE_REQUIRE_GPU is set but " << why;
+      GTEST_SKIP() << why << ": the engine is not run on the CUDA twin here";
+    }
+    const std::string path = testing::shared_model("stories260K.gguf");
+    SLUICE_REQUIRE_SHARED(path);
+    cpu_model = LlamaModel::load(path);
+    gpu_model = LlamaModel::load(path, kernels::BackendKind::kCuda);
+  }
+  std::unique_ptr<LlamaModel> cpu_model, gpu_model;
+};
+
 void run_until_idle(EngineScheduler& s) {
   for (int i = 0; i < 100000 && !s.idle(); ++i) s.step();
   ASSERT_TRUE(s.idle());
 }
 
-TEST(CudaEngine, CrowdedPreemptedAndPrefixReusedSequencesGetTheCpusTokens) {
-  std::string why;
-  if (!kernels::backend_kind_available(kernels::BackendKind::kCuda, &why)) {
-    if (std::getenv("SLUICE_REQUIRE_GPU")) FAIL() << "SLUICE_REQUIRE_GPU is set but " << why;
-    GTEST_SKIP() << why << ": the engine is not run on the CUDA twin here";
-  }
-  const std::string path = testing::shared_model("stories260K.gguf");
-  SLUICE_REQUIRE_SHARED(path);
-  const auto cpu_model = LlamaModel::load(path);
-  const auto gpu_model = LlamaModel::load(path, kernels::BackendKind::kCuda);
+TEST_F(CudaEngine, CrowdedPreemptedAndPrefixReusedSequencesGetTheCpusTokens) {
   constexpr int kTokens = 120;
 
   // What each prompt generates alone, on the CPU engine.
@@ -108,16 +118,7 @@ TEST(CudaEngine, CrowdedPreemptedAndPrefixReusedSequencesGetTheCpusTokens) {
 // Sampling on the device with each request's seed: the GPU engine (graphs, device sampling)
 // picks the CPU engine's tokens. stories260K's F32 logits agree to float rounding, so a draw
 // would have to land within that of a boundary to differ.
-TEST(CudaEngine, SeededSamplingOnTheDeviceGivesTheCpusTexts) {
-  std::string why;
-  if (!kernels::backend_kind_available(kernels::BackendKind::kCuda, &why)) {
-    if (std::getenv("SLUICE_REQUIRE_GPU")) FAIL() << "SLUICE_REQUIRE_GPU is set but " << why;
-    GTEST_SKIP() << why << ": the engine is not run on the CUDA twin here";
-  }
-  const std::string path = testing::shared_model("stories260K.gguf");
-  SLUICE_REQUIRE_SHARED(path);
-  const auto cpu_model = LlamaModel::load(path);
-  const auto gpu_model = LlamaModel::load(path, kernels::BackendKind::kCuda);
+TEST_F(CudaEngine, SeededSamplingOnTheDeviceGivesTheCpusTexts) {
   auto texts = [&](const LlamaModel& model, kernels::BackendKind kind, int64_t* replayed) {
     EngineOptions o;
     o.backend = kind;

@@ -2,8 +2,8 @@
 // (kernels/token_sampling.h), and the GPU's decode-step recording (a CUDA graph) against the
 // same operations run one by one. Seeded random logits with ties, -inf masks and penalties,
 // under every filter; the draws are the same numbers on both sides, so the tokens must be the
-// same (a draw within double rounding of a boundary could differ: with 53-bit draws over these
-// rows that has never been seen, and the test would name the row).
+// same (a draw within double rounding of a boundary could differ; that is unlikely with 53-bit
+// draws over these rows, and the test would name the row). Not yet run on a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
