@@ -4,6 +4,11 @@ namespace sluice {
 
 using nlohmann::json;
 
+std::optional<std::size_t> json_nul_byte(std::string_view text) {
+  const std::size_t at = text.find('\0');
+  return at == std::string_view::npos ? std::nullopt : std::optional<std::size_t>(at);
+}
+
 std::optional<std::size_t> json_too_deep(std::string_view text, int limit) {
   int depth = 0;
   bool in_string = false;

@@ -2,6 +2,8 @@
 // (connectors/http/json_body.h) and the Kafka job records (connectors/kafka/job_codec.h) share.
 //  - json_too_deep: where a text nests deeper than a limit, found before parsing, so a hostile
 //    input cannot exhaust the parser's stack;
+//  - json_nul_byte: where a text holds a NUL byte, which nlohmann's lexer reads as the end of
+//    the input (so `{"a":1}\0junk` would parse as `{"a":1}`); no JSON text holds a raw NUL;
 //  - JsonPath: follows nlohmann's parser events to name the value being read
 //    ("body.messages[0].content"), so a number the parser cannot hold (1e400) is reported with
 //    its field; bounded by the depth check (one frame per level);
@@ -22,6 +24,11 @@ namespace sluice {
 
 // The byte offset of the bracket that first nests deeper than `limit`; nullopt when none does.
 std::optional<std::size_t> json_too_deep(std::string_view text, int limit);
+
+// The byte offset of the first NUL in `text`; nullopt when there is none. Checked before
+// parsing untrusted text: JSON has no raw NUL (inside a string it is written \u0000), and the
+// parser would otherwise accept whatever precedes it and drop the rest without a word.
+std::optional<std::size_t> json_nul_byte(std::string_view text);
 
 // Drops nlohmann's "[json.exception.parse_error.101] " prefix; keeps "parse error at line L,
 // column C: ..." or "number overflow parsing '1e400'".

@@ -14,6 +14,9 @@ std::optional<ApiError> check_depth(std::string_view body) {
     return invalid_value("", "request body nests deeper than " + std::to_string(kMaxJsonDepth) + " levels (at byte " +
                                  std::to_string(*at) + ")");
   }
+  if (auto at = json_nul_byte(body)) {
+    return invalid_value("", "request body is not valid JSON: a NUL byte at byte " + std::to_string(*at));
+  }
   return std::nullopt;
 }
 

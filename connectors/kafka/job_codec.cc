@@ -1,5 +1,6 @@
 #include "connectors/kafka/job_codec.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -106,6 +107,9 @@ std::optional<std::string> parse_json(std::string_view text, int max_depth, std:
   if (auto at = json_too_deep(text, max_depth)) {
     return std::string(what) + " nests deeper than " + std::to_string(max_depth) + " levels (at byte " +
            std::to_string(*at) + ")";
+  }
+  if (auto at = json_nul_byte(text)) {
+    return explain ? std::string(what) + " is not valid JSON: a NUL byte at byte " + std::to_string(*at) : std::string();
   }
   *out = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (!out->is_discarded()) return std::nullopt;
@@ -223,6 +227,24 @@ ordered embedded(std::string_view serialized) {
   return text(serialized);
 }
 
+// Compact, and never throwing: strings were made valid UTF-8, and `replace` guards the rest.
+std::string dump(const ordered& j) { return j.dump(-1, ' ', false, ordered::error_handler_t::replace); }
+
+// `serialized` appended to a line being written as JSON text: as it is when it is one line of
+// JSON within the depth bound (the API's bodies and timings always are: compact, valid UTF-8),
+// which checks it without building a tree; otherwise as embedded() writes it. Control bytes
+// other than tab are refused first: a line break could only be whitespace between tokens and
+// would split the record, and a NUL would end nlohmann's input early (json_nul_byte).
+void append_embedded(std::string& out, std::string_view serialized) {
+  const bool one_line = std::none_of(serialized.begin(), serialized.end(),
+                                     [](char c) { return static_cast<unsigned char>(c) < 0x20 && c != '\t'; });
+  if (one_line && !json_too_deep(serialized, kMaxBodyDepth) && json::accept(serialized.begin(), serialized.end())) {
+    out.append(serialized);
+    return;
+  }
+  out += dump(embedded(serialized));
+}
+
 ordered error_json(const JobError& e) {
   return ordered{{"code", text(e.code)}, {"message", text(e.message)}, {"status", e.status},
                  {"attempt", e.attempt}, {"at", e.at_unix_ms}};
@@ -233,9 +255,6 @@ ordered errors_json(const std::vector<JobError>& errors) {
   for (const JobError& e : errors) out.push_back(error_json(e));
   return out;
 }
-
-// Compact, and never throwing: strings were made valid UTF-8, and `replace` guards the rest.
-std::string dump(const ordered& j) { return j.dump(-1, ' ', false, ordered::error_handler_t::replace); }
 
 // ---- protobuf -----------------------------------------------------------------------------
 
@@ -498,22 +517,35 @@ std::string encode_result(const Job& job, const JobOutcome& outcome) {
     m.set_tenant(valid_utf8(job.tenant));
     return m.SerializeAsString();
   }
-  ordered r = ordered::object();
-  r["id"] = text(job.id);
-  r["custom_id"] = job.custom_id.empty() ? ordered(nullptr) : text(job.custom_id);
+  // Written as text around the spliced body and timings (append_embedded): one result per job,
+  // and parsing the answer into a tree to write it out again was most of encoding's cost.
+  std::string line;
+  line.reserve(outcome.body.size() + outcome.timings_json.size() + job.id.size() + job.custom_id.size() + 160);
+  line += "{\"id\":";
+  line += dump(text(job.id));
+  line += ",\"custom_id\":";
+  line += job.custom_id.empty() ? std::string("null") : dump(text(job.custom_id));
   if (outcome.ok) {
-    r["response"] = ordered{{"status_code", outcome.status_code}, {"request_id", text(outcome.request_id)},
-                            {"body", embedded(outcome.body)}};
-    r["error"] = nullptr;
+    line += ",\"response\":{\"status_code\":" + std::to_string(outcome.status_code) + ",\"request_id\":";
+    line += dump(text(outcome.request_id));
+    line += ",\"body\":";
+    append_embedded(line, outcome.body);
+    line += "},\"error\":null";
   } else {
-    r["response"] = nullptr;
-    r["error"] = ordered{{"code", text(outcome.error.code)}, {"message", text(outcome.error.message)}};
+    line += ",\"response\":null,\"error\":";
+    line += dump(ordered{{"code", text(outcome.error.code)}, {"message", text(outcome.error.message)}});
   }
-  ordered x = ordered{{"attempts", outcome.attempts}};
-  if (!outcome.timings_json.empty()) x["timings"] = embedded(outcome.timings_json);
-  if (!job.tenant.empty()) x["tenant"] = text(job.tenant);
-  r["x_sluice"] = std::move(x);
-  return dump(r);
+  line += ",\"x_sluice\":{\"attempts\":" + std::to_string(outcome.attempts);
+  if (!outcome.timings_json.empty()) {
+    line += ",\"timings\":";
+    append_embedded(line, outcome.timings_json);
+  }
+  if (!job.tenant.empty()) {
+    line += ",\"tenant\":";
+    line += dump(text(job.tenant));
+  }
+  line += "}}";
+  return line;
 }
 
 std::string encode_dead_letter(const DeadLetterInput& letter) {

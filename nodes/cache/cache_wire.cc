@@ -4,6 +4,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "graph/json_reading.h"
+
 namespace sluice::cache {
 namespace {
 
@@ -72,6 +74,7 @@ std::string encode_cache_event(const CacheEvent& e) {
 }
 
 std::optional<CacheEvent> decode_cache_event(std::string_view message) {
+  if (json_nul_byte(message)) return std::nullopt;
   const auto j = nlohmann::json::parse(message, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
   auto string_field = [&](const char* name) -> const std::string* {

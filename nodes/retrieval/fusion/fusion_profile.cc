@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/json_reading.h"
+
 namespace sluice::retrieval {
 namespace {
 
@@ -82,6 +84,7 @@ std::string fusion_profile_json(const FusionProfile& p) {
 }
 
 FusionProfile parse_fusion_profile(const std::string& text, const std::string& where) {
+  if (auto at = json_nul_byte(text)) fail(where, "(file)", "not JSON: a NUL byte at byte " + std::to_string(*at));
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) fail(where, "(file)", "not JSON");
   if (!j.is_object()) fail(where, "(file)", "not a JSON object");

@@ -236,6 +236,11 @@ INSTANTIATE_TEST_SUITE_P(
                   400, "messages[1].w[1]", "out of range"},
         ErrorCase{"TopLevelNumberOverflow", chat("1e400"), 400, "", "out of range"},
         ErrorCase{"TooDeep", chat(std::string(100, '[') + std::string(100, ']')), 400, "", "nests deeper"},
+        // The parser reads a NUL as the end of the input: without the check the request would be
+        // answered as if the bytes after it were not there.
+        ErrorCase{"NulAfterTheBody",
+                  chat(std::string(R"({"model":"sluice","messages":[{"role":"user","content":"x"}]})") + std::string(1, '\0') + "junk"),
+                  400, "", "a NUL byte at byte 61"},
         ErrorCase{"MissingModel", chat(R"({"messages":[]})"), 400, "model", "'model' is required"},
         ErrorCase{"ModelNotString", chat(R"({"model":7,"messages":[]})"), 400, "model", "must be a string, got an integer"},
         ErrorCase{"MissingMessages", chat(R"({"model":"sluice"})"), 400, "messages", "'messages' is required"},

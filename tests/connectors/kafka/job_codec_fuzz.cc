@@ -18,6 +18,7 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include "connectors/kafka/job_codec.h"
+#include "graph/json_reading.h"
 #include "sluice/jobs.pb.h"
 #include "tests/support/fuzz_check.h"
 
@@ -25,6 +26,7 @@ namespace {
 
 using namespace sluice::kafka;
 using nlohmann::json;
+using sluice::json_too_deep;
 using sluice::fuzzing::must_parse;
 namespace pb = sluice::jobs::v1;
 
@@ -124,8 +126,13 @@ void check_outputs(const Job& job, std::string_view input, const DecodeFailure* 
   letter.attempts = 2;
 
   if (job.encoding == JobEncoding::kJson) {
-    json r = must_parse(encode_result(job, ok), "ok result");
+    const std::string ok_line = encode_result(job, ok);
+    FUZZ_CHECK(ok_line.find_first_of("\r\n") == std::string::npos);  // a record is one line
+    json r = must_parse(ok_line, "ok result");
     FUZZ_CHECK(r["response"]["status_code"] == 200 && r["error"].is_null());
+    // The body is the bytes' JSON when they are JSON, else the bytes as a string.
+    const json as_json = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+    if (!as_json.is_discarded() && !json_too_deep(bytes, 64) && !sluice::json_nul_byte(bytes)) FUZZ_CHECK(r["response"]["body"] == as_json);
     r = must_parse(encode_result(job, failed), "failed result");
     FUZZ_CHECK(r["response"].is_null() && r["error"]["code"].is_string());
     json d = must_parse(encode_dead_letter(letter), "dead letter");

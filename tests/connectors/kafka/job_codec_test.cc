@@ -311,6 +311,8 @@ std::vector<Malformed> malformed_records() {
        "the record key \"kkkk"},
       {"deep nesting", R"({"custom_id":"a","url":"/v1/completions","body":)" + std::string(100, '[') + std::string(100, ']') + "}",
        "invalid_json", JobEncoding::kJson, "the record nests deeper than 65 levels"},
+      {"NUL after the line", std::string(R"({"custom_id":"a","url":"/v1/completions","body":{}})") + std::string(1, '\0') + "junk",
+       "invalid_json", JobEncoding::kJson, "the record is not valid JSON: a NUL byte at byte 51"},
       {"truncated protobuf", truncated_proto(), "invalid_job", JobEncoding::kProto, "nor a serialized sluice.jobs.v1.Job"},
       {"random bytes", std::string("\xff\xfe\x00\x13garbage\x80", 12), "invalid_job", JobEncoding::kProto,
        "nor a serialized sluice.jobs.v1.Job"},
@@ -449,6 +451,30 @@ TEST(JobCodec, OkResultIsAnOpenAiBatchOutputLine) {
   EXPECT_TRUE(r["error"].is_null());
   EXPECT_EQ(r["x_sluice"]["attempts"], 1);
   EXPECT_EQ(r["x_sluice"]["timings"]["total_us"], 1500);
+}
+
+TEST(JobCodec, AnOkResultCarriesTheAnswersBodyAsTheEndpointWroteIt) {
+  Job job = decoded(kOpenAiLine);
+  JobOutcome outcome;
+  outcome.ok = true;
+  outcome.status_code = 200;
+  // Not in key order: a body is spliced as it is, not re-sorted through a tree.
+  outcome.body = R"({"id":"chatcmpl-7","object":"chat.completion","choices":[],"created":1})";
+  std::string line = encode_result(job, outcome);
+  EXPECT_NE(line.find(R"("body":{"id":"chatcmpl-7","object":"chat.completion","choices":[],"created":1})"), std::string::npos)
+      << line;
+  // A body over several lines is still embedded as JSON, and the record stays one line.
+  outcome.body = "{\n  \"id\": \"chatcmpl-8\",\n  \"choices\": []\n}";
+  line = encode_result(job, outcome);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  EXPECT_EQ(parsed(line)["response"]["body"], json::parse(outcome.body));
+  // A body that is not JSON (or nests past the bound) is a string, so the line still parses.
+  outcome.body = R"({"id": "unterminated)";
+  EXPECT_EQ(parsed(encode_result(job, outcome))["response"]["body"], outcome.body);
+  outcome.body = std::string("1\0x", 3);  // nlohmann's lexer would stop at the NUL and accept "1"
+  EXPECT_EQ(parsed(encode_result(job, outcome))["response"]["body"], outcome.body);
+  outcome.body = std::string(100, '[') + std::string(100, ']');
+  EXPECT_EQ(parsed(encode_result(job, outcome))["response"]["body"], outcome.body);
 }
 
 TEST(JobCodec, FailedResultHasAnErrorAndNoResponse) {

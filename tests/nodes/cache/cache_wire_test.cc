@@ -53,6 +53,8 @@ TEST(CacheWire, MalformedEventsDecodeToNothing) {
                         R"({"from": "a", "op": "invalidate", "chunks": ["doc#1", 2]})", "{\"from\": \"a\", \"op\": \"add\", \"id\": \"\xff\"}"}) {
     EXPECT_FALSE(decode_cache_event(m).has_value()) << m;
   }
+  EXPECT_FALSE(decode_cache_event(encode_cache_event(CacheEvent{"a", CacheEvent::Op::kAdd, "a-1", {}}) + std::string(1, '\0') + "x"))
+      << "bytes after a NUL are not dropped unread";
   // Bytes that are not UTF-8 in a chunk key are replaced on the way out, not thrown.
   const CacheEvent odd{"i", CacheEvent::Op::kInvalidate, "", {false, std::nullopt, {"doc\xff#1"}}};
   const auto back = decode_cache_event(encode_cache_event(odd));

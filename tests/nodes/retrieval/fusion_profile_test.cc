@@ -76,6 +76,7 @@ TEST(FusionProfile, BadFilesAreRefusedNamingTheField) {
     return s.replace(at, from.size(), to);
   };
   EXPECT_THAT(error_of("{"), HasSubstr("fusion profile p.json: (file): not JSON"));
+  EXPECT_THAT(error_of(good + std::string(1, '\0') + "}"), HasSubstr("(file): not JSON: a NUL byte at byte"));
   EXPECT_THAT(error_of("[]"), HasSubstr("(file): not a JSON object"));
   EXPECT_THAT(error_of(with("sluice.fusion_profile.v1", "v2")), HasSubstr("format: not \"sluice.fusion_profile.v1\""));
   EXPECT_THAT(error_of(with("\"bm25_weight\": 0.8", "\"bm25_weight\": 1.5")),
