@@ -28,6 +28,93 @@ std::optional<std::size_t> json_too_deep(std::string_view text, int limit) {
   return std::nullopt;
 }
 
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::size_t skip_space(std::string_view t, std::size_t i) {
+  while (i < t.size() && is_space(t[i])) ++i;
+  return i;
+}
+
+// Past the string whose opening quote is at t[i].
+std::size_t skip_string(std::string_view t, std::size_t i) {
+  for (++i; i < t.size(); ++i) {
+    if (t[i] == '\\') ++i;
+    else if (t[i] == '"') return i + 1;
+  }
+  return t.size();
+}
+
+// Past the value that starts at t[i] (no leading space).
+std::size_t skip_value(std::string_view t, std::size_t i) {
+  if (i >= t.size()) return i;
+  if (t[i] == '"') return skip_string(t, i);
+  if (t[i] == '{' || t[i] == '[') {
+    int depth = 0;
+    while (i < t.size()) {
+      const char c = t[i];
+      if (c == '"') {
+        i = skip_string(t, i);
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      else if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+      ++i;
+    }
+    return i;
+  }
+  while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']' && !is_space(t[i])) ++i;  // a literal or number
+  return i;
+}
+
+}  // namespace
+
+std::optional<std::string_view> json_member_text(std::string_view document, std::string_view key) {
+  std::optional<std::string_view> found;
+  std::size_t i = skip_space(document, 0);
+  if (i >= document.size() || document[i] != '{') return found;
+  i = skip_space(document, i + 1);
+  while (i < document.size() && document[i] == '"') {
+    const std::size_t key_end = skip_string(document, i);
+    const std::string_view written = document.substr(i + 1, key_end - i - 2);
+    bool match = written == key;
+    if (!match && written.find('\\') != std::string_view::npos) {
+      // Escaped: compare what it means (the parser accepted it, so it decodes).
+      const json decoded = json::parse(document.substr(i, key_end - i), nullptr, /*allow_exceptions=*/false);
+      match = decoded.is_string() && decoded.get_ref<const std::string&>() == key;
+    }
+    i = skip_space(document, key_end);
+    if (i >= document.size() || document[i] != ':') return found;
+    i = skip_space(document, i + 1);
+    const std::size_t value_end = skip_value(document, i);
+    if (match) found = document.substr(i, value_end - i);
+    i = skip_space(document, value_end);
+    if (i < document.size() && document[i] == ',') i = skip_space(document, i + 1);
+  }
+  return found;
+}
+
+std::string json_minified(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (!is_space(c)) {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string strip_json_exception_id(std::string what) {
   if (what.rfind("[json.exception.", 0) == 0) {
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);

@@ -1,6 +1,5 @@
 #include "connectors/kafka/job_codec.h"
 
-#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -219,30 +218,20 @@ std::optional<std::string> read_x_sluice(const json& x, Job* job, std::optional<
 // A JSON string of `s`, invalid UTF-8 replaced.
 ordered text(std::string_view s) { return ordered(valid_utf8(s)); }
 
-// `serialized` embedded as JSON when it parses (within the depth bound), else as a string, so
-// the output is valid JSON whatever the bytes.
-ordered embedded(std::string_view serialized) {
-  json parsed;
-  if (!parse_json(serialized, kMaxBodyDepth, "", "", &parsed, /*explain=*/false)) return ordered(parsed);
-  return text(serialized);
-}
-
 // Compact, and never throwing: strings were made valid UTF-8, and `replace` guards the rest.
 std::string dump(const ordered& j) { return j.dump(-1, ' ', false, ordered::error_handler_t::replace); }
 
-// `serialized` appended to a line being written as JSON text: as it is when it is one line of
-// JSON within the depth bound (the API's bodies and timings always are: compact, valid UTF-8),
-// which checks it without building a tree; otherwise as embedded() writes it. Control bytes
-// other than tab are refused first: a line break could only be whitespace between tokens and
-// would split the record, and a NUL would end nlohmann's input early (json_nul_byte).
+// `serialized` appended to a line being written as JSON text: as JSON when it is JSON within
+// the depth bound, checked without building a tree and written as it is less the whitespace
+// between tokens (its members in their order, and a record stays one line); otherwise as a JSON
+// string, so the output is valid JSON whatever the bytes.
 void append_embedded(std::string& out, std::string_view serialized) {
-  const bool one_line = std::none_of(serialized.begin(), serialized.end(),
-                                     [](char c) { return static_cast<unsigned char>(c) < 0x20 && c != '\t'; });
-  if (one_line && !json_too_deep(serialized, kMaxBodyDepth) && json::accept(serialized.begin(), serialized.end())) {
-    out.append(serialized);
-    return;
+  if (!json_nul_byte(serialized) && !json_too_deep(serialized, kMaxBodyDepth) &&
+      json::accept(serialized.begin(), serialized.end())) {
+    out += json_minified(serialized);
+  } else {
+    out += dump(text(serialized));
   }
-  out += dump(embedded(serialized));
 }
 
 ordered error_json(const JobError& e) {
@@ -375,7 +364,10 @@ DecodedJob decode_json_line(std::string_view payload, const RecordRef& where) {
   const json* body = member(line, "body");
   if (!body) return fail("invalid_job", "'body' is missing: the endpoint's request body, a JSON object");
   if (!body->is_object()) return fail("invalid_job", wrong_type("body", "a JSON object", *body));
-  job.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
+  // As written, less whitespace: a tree (sorted keys) written out again would reorder a JSON
+  // schema's properties, which structured output generates in their order.
+  const auto body_text = json_member_text(payload, "body");
+  job.body = body_text ? json_minified(*body_text) : body->dump(-1, ' ', false, json::error_handler_t::replace);
   std::optional<std::string> carried_id;
   if (const json* x = member(line, "x_sluice")) {
     if (auto problem = read_x_sluice(*x, &job, &carried_id)) return fail("invalid_job", *problem);
@@ -421,7 +413,7 @@ DecodedJob decode_proto_job(std::string_view payload, const RecordRef& where) {
   json body;
   if (auto problem = parse_json(m.body(), kMaxBodyDepth, "'body'", "body", &body)) return fail("invalid_job", *problem);
   if (!body.is_object()) return fail("invalid_job", wrong_type("body", "a JSON object", body));
-  job.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  job.body = json_minified(m.body());  // as written (see decode_json_line)
   job.priority = m.priority();
   job.attempt = m.attempt();
   job.not_before_unix_ms = m.not_before_unix_ms();
@@ -483,7 +475,6 @@ std::string encode_job(const Job& job) {
   if (!job.custom_id.empty()) line["custom_id"] = text(job.custom_id);
   line["method"] = "POST";
   line["url"] = endpoint_url(job.endpoint);
-  line["body"] = embedded(job.body);
   ordered x = ordered::object();
   // An id from the key or the offset: a retry record lives at another offset, maybe under
   // another key, and must keep the id.
@@ -495,8 +486,17 @@ std::string encode_job(const Job& job) {
   if (!job.traceparent.empty()) x["traceparent"] = text(job.traceparent);
   if (!job.tenant.empty()) x["tenant"] = text(job.tenant);
   if (!job.errors.empty()) x["errors"] = errors_json(job.errors);
-  if (!x.empty()) line["x_sluice"] = std::move(x);
-  return dump(line);
+  // The body is spliced in (append_embedded), so the retry record keeps its members' order.
+  std::string out = dump(line);
+  out.pop_back();  // the closing brace
+  out += ",\"body\":";
+  append_embedded(out, job.body);
+  if (!x.empty()) {
+    out += ",\"x_sluice\":";
+    out += dump(x);
+  }
+  out += '}';
+  return out;
 }
 
 std::string encode_result(const Job& job, const JobOutcome& outcome) {

@@ -67,7 +67,7 @@ struct Job {
   std::string id;          // custom_id, else the record key, else "<topic>-<partition>-<offset>"
   std::string custom_id;   // as given; empty when none
   JobEndpoint endpoint = JobEndpoint::kChatCompletions;
-  std::string body;        // the endpoint's JSON request body, serialized
+  std::string body;        // the endpoint's JSON request body as the record wrote it, less the whitespace between tokens
   std::string priority;    // a class name; empty: the source's default_priority
   std::uint32_t attempt = 0;              // attempts already made (0 for a new job)
   std::int64_t not_before_unix_ms = 0;    // not to be attempted before; 0: at once

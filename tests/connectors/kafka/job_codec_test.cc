@@ -116,6 +116,23 @@ TEST(JobCodec, DecodesTheOpenAiBatchExample) {
   EXPECT_TRUE(job.errors.empty());
 }
 
+TEST(JobCodec, TheBodyKeepsItsMembersInTheOrderWritten) {
+  // A JSON schema's properties are generated in their order: a body sorted on the way through
+  // (as a tree written out again would be) changes the structured output a job gets.
+  const std::string line =
+      R"({"custom_id": "s-1", "url": "/v1/chat/completions", "body": {"model": "m", "messages": [], )"
+      R"("response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": )"
+      R"({"type": "object", "properties": {"zeta": {"type": "string"}, "alpha": {"type": "integer"}}}}}}})";
+  const Job job = decoded(line);
+  EXPECT_EQ(job.body,
+            R"({"model":"m","messages":[],"response_format":{"type":"json_schema","json_schema":{"name":"r","schema":)"
+            R"({"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}}}}}})");
+  // The retry record carries it as it is, and decodes to the same body.
+  const std::string record = encode_job(job);
+  EXPECT_NE(record.find(job.body), std::string::npos) << record;
+  EXPECT_EQ(decoded(record).body, job.body);
+}
+
 TEST(JobCodec, EachUrlIsItsEndpoint) {
   for (JobEndpoint e : {JobEndpoint::kChatCompletions, JobEndpoint::kCompletions, JobEndpoint::kEmbeddings, JobEndpoint::kRetrieve}) {
     const std::string url(endpoint_url(e));
