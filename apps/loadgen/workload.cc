@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/loadgen/http_response.h"
+#include "graph/json_reading.h"
 
 namespace sluice::loadgen {
 
@@ -44,6 +45,7 @@ std::vector<WorkloadItem> load_workload(const std::string& path) {
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = path + ":" + std::to_string(number) + ": ";
+    if (auto at = json_nul_byte(line)) throw std::invalid_argument(where + "a NUL byte at byte " + std::to_string(*at));
     const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object()) throw std::invalid_argument(where + "not a JSON object");
     WorkloadItem item;

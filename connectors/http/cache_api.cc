@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "connectors/http/json_body.h"
 #include "connectors/http/openai_response.h"
 
 namespace sluice::http {
@@ -15,11 +16,11 @@ HttpResponse cache_response(std::string_view method, std::string_view body, cons
   }
   CacheInvalidation what;
   if (!body.empty()) {
-    const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      return HttpResponse{400, "application/json", {},
-                          error_body(ApiError{400, "the body must be a JSON object, e.g. {\"tenant\": \"acme\"}, or empty",
-                                              "invalid_request_error", "", "invalid_json"})};
+    // The same reading as every API body: depth bound, NUL, the place of a syntax error.
+    nlohmann::json j;
+    if (auto e = parse_json_object(body, &j)) {
+      e->message += "; DELETE /v1/cache takes a JSON object, e.g. {\"tenant\": \"acme\"}, or no body";
+      return HttpResponse{e->status, "application/json", {}, error_body(*e)};
     }
     for (const auto& [key, value] : j.items()) {
       if (key != "tenant") {

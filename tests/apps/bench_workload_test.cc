@@ -163,6 +163,8 @@ TEST(Workload, FileErrorsNameTheLine) {
   EXPECT_THAT(load_error("{\"group\":\"g\",\"kind\":\"first\"}\n"), HasSubstr(":1: no \"prompt\" string"));
   EXPECT_THAT(load_error("{\"group\":\"g\",\"kind\":\"again\",\"prompt\":\"a\"}\n"), HasSubstr(":1: \"kind\" must be first, verbatim or reworded, got 'again'"));
   EXPECT_THAT(load_error("\n\n"), HasSubstr("has no lines"));
+  EXPECT_THAT(load_error(std::string("{\"group\":\"g\",\"kind\":\"first\",\"prompt\":\"a\"}") + std::string(1, '\0') + "x\n"),
+              HasSubstr("workload.jsonl:1: a NUL byte at byte 41"));
   EXPECT_EQ(load_error("{\"group\":\"g\",\"kind\":\"first\",\"prompt\":\"a\"}\n"), "");
   try {
     load_workload("/nonexistent/w.jsonl");

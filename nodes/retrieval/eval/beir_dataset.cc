@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/json_reading.h"
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -24,6 +26,10 @@ void for_each_jsonl_record(std::istream& in, const std::string& name, std::vecto
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (auto at = json_nul_byte(line)) {
+      problems.push_back({name, line_no, "not a JSON object: a NUL byte at byte " + std::to_string(*at)});
+      continue;
+    }
     auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) {
       problems.push_back({name, line_no, "not a JSON object"});

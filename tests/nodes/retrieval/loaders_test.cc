@@ -31,18 +31,21 @@ TEST(Loaders, BadInputIsReportedWithPlaceAndSkipped) {
             "{not json\n"
             "{\"title\":\"no id\",\"text\":\"x\"}\n"
             "{\"_id\":\"4\",\"text\":\"   \"}\n"
-            "{\"_id\":\"5\",\"text\":\"also fine\"}\n",
+            "{\"_id\":\"5\",\"text\":\"also fine\"}\n" +
+                std::string("{\"_id\":\"6\",\"text\":\"x\"}") + std::string(1, '\0') + "{\"_id\":\"7\"}\n",
             s);
   load_text("empty.txt", "  \n", s);
   load_text("image.png", "\x89PNG", s);
   ASSERT_EQ(s.documents.size(), 2u);
   EXPECT_EQ(s.documents[1].id, "5");
-  ASSERT_EQ(s.problems.size(), 5u);
+  ASSERT_EQ(s.problems.size(), 6u);
   EXPECT_EQ(s.problems[0].to_string(), "c.jsonl:2: not a JSON object");
   EXPECT_EQ(s.problems[1].line, 3u);
   EXPECT_EQ(s.problems[2].to_string(), "c.jsonl:4: empty document '4'");
-  EXPECT_EQ(s.problems[3].message, "empty document");
-  EXPECT_EQ(s.problems[4].message, "unsupported file type '.png'");
+  // The parser would read the line up to its NUL as document 6 and drop the rest unread.
+  EXPECT_EQ(s.problems[3].to_string(), "c.jsonl:6: not a JSON object: a NUL byte at byte 22");
+  EXPECT_EQ(s.problems[4].message, "empty document");
+  EXPECT_EQ(s.problems[5].message, "unsupported file type '.png'");
 }
 
 // Configuration files are text documents (the default knowledge base holds docs/alerts.yaml).
