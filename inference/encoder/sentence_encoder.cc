@@ -29,7 +29,8 @@ void layer_norm(const float* x, const float* scale, const float* bias, int width
 // Activation buffers of one pass, grown to the largest pass seen (bounded by max_pass_tokens).
 struct SentenceEncoder::Pass {
   // x: the residual stream; h: norms, then attention outputs, then the residual projection;
-  // tmp: matmul outputs; wide: q|k|v, then the feed-forward's hidden layer (never live together).
+  // tmp: matmul outputs; wide: q|k|v, then the feed-forward's hidden layer (never live together);
+  // pooled: each text's mean of x, then its m.
   std::vector<float> x, h, tmp, wide, pooled;
   std::vector<int64_t> starts;  // token offset of each text, texts + 1 entries
   oneapi::tbb::task_arena arena;
@@ -127,7 +128,6 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
       });
     };
     // Embeddings plus the positional signal, in the graph's order of additions.
-    const int half = c.embedding_width / 2;
     parallel_for(int64_t(0), n_texts, [&](int64_t s) {
       const std::vector<int32_t>& ids = *texts[size_t(s)];
       for (int64_t t = p.starts[size_t(s)]; t < p.starts[size_t(s + 1)]; ++t) {
@@ -137,17 +137,20 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
         // this runs on many threads and a backend serves one at a time.
         const float* row = static_cast<const float*>(m.token_embedding.data) + int64_t(ids[size_t(pos)]) * c.embedding_width;
         std::copy(row, row + c.embedding_width, x);
-        for (int i = 0; i < half; ++i) {
-          const float angle = float(pos) * m.inv_timescales[i];
-          x[i] = x[i] + (x[i] + float(std::sin(double(angle))));
-          x[half + i] = x[half + i] + (x[half + i] + float(std::cos(double(angle))));
+        const float* timing = m.timing_row(int(pos));
+        if (!timing) {  // past the table: only a context longer than kTimingTableRows
+          m.timing(int(pos), p.h.data() + t * c.embedding_width);
+          timing = p.h.data() + t * c.embedding_width;
         }
+        for (int i = 0; i < c.embedding_width; ++i) x[i] = x[i] + (x[i] + timing[i]);
       }
     });
 
     int width = c.embedding_width;
+    const int D = c.model_width, O = c.output_width;
     for (const UseLiteLayer& L : m.layers()) {
-      const int A = L.attention_width, D = c.model_width;
+      const bool last = &L == &m.layers().back();
+      const int A = L.attention_width;
       rows([&](int64_t t) { layer_norm(p.x.data() + t * width, L.attn_norm_w, L.attn_norm_b, width, c.layer_norm_eps, p.h.data() + t * width); });
       be.matmul(L.qkv, p.h.data(), n, p.wide.data());
       rows([&](int64_t t) {
@@ -189,6 +192,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
         float* r = p.wide.data() + t * L.ffn_width;
         for (int i = 0; i < L.ffn_width; ++i) r[i] = std::max(0.0f, r[i] + L.ffn_up_b[i]);
       });
+      if (last) break;  // its W2 runs once per text, below
       be.matmul(L.ffn_down, p.wide.data(), n, p.tmp.data());
       rows([&](int64_t t) {
         float* x = p.x.data() + t * D;
@@ -197,8 +201,11 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
       });
     }
 
-    // Mean over each text's tokens (zero for an empty text), then tanh(m Wp + bp), L2-normalised.
-    const int D = c.model_width, O = c.output_width;
+    // m = the mean over each text's tokens of the last layer's x + relu(...) W2 + b2, which is
+    // mean(x) + mean(relu(...)) W2 + b2: W2 is linear, so it multiplies one row per text instead
+    // of one per token (the last down-projection was 17% of a pass's products). An empty text's
+    // m is zero, as the graph's mean of no tokens is. Then tanh(m Wp + bp), L2-normalised.
+    const UseLiteLayer& last = m.layers().back();
     parallel_for(int64_t(0), n_texts, [&](int64_t s) {
       float* mean = p.pooled.data() + s * D;
       std::fill(mean, mean + D, 0.0f);
@@ -207,6 +214,32 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
         for (int i = 0; i < D; ++i) mean[i] += p.x[size_t(t * D + i)];
       const float count = float(std::max<int64_t>(len, 1));
       for (int i = 0; i < D; ++i) mean[i] /= count;
+    });
+    // The hidden layer's means go in place, the k-th non-empty text's into row k of `wide`: row
+    // k is at or before that text's first token and after every earlier text's rows are read,
+    // so texts are taken in order; column blocks are independent, and run in parallel.
+    const int F = last.ffn_width;
+    std::vector<int64_t> nonempty;
+    for (int64_t s = 0; s < n_texts; ++s)
+      if (p.starts[size_t(s + 1)] > p.starts[size_t(s)]) nonempty.push_back(s);
+    const auto kept = int64_t(nonempty.size());
+    parallel_for(oneapi::tbb::blocked_range<int>(0, F, 64), [&](const oneapi::tbb::blocked_range<int>& cols) {
+      for (int64_t k = 0; k < kept; ++k) {
+        const int64_t begin = p.starts[size_t(nonempty[size_t(k)])], end = p.starts[size_t(nonempty[size_t(k)] + 1)];
+        float* row = p.wide.data() + k * F;
+        const float inv = 1.0f / float(end - begin);
+        for (int i = cols.begin(); i < cols.end(); ++i) {
+          float sum = 0;
+          for (int64_t t = begin; t < end; ++t) sum += p.wide[size_t(t * F + i)];
+          row[i] = sum * inv;
+        }
+      }
+    });
+    if (kept > 0) be.matmul(last.ffn_down, p.wide.data(), kept, p.tmp.data());
+    parallel_for(int64_t(0), kept, [&](int64_t k) {  // an empty text's m stays zero
+      float* mean = p.pooled.data() + nonempty[size_t(k)] * D;
+      const float* f = p.tmp.data() + k * D;
+      for (int i = 0; i < D; ++i) mean[i] = (f[i] + last.ffn_down_b[i]) + mean[i];
     });
     be.matmul(m.pool, p.pooled.data(), n_texts, out);
     parallel_for(int64_t(0), n_texts, [&](int64_t s) {

@@ -9,7 +9,9 @@
 //   beyond the text's own tokens; q scaled by the layer's query scale); a = heads Wo + b;
 //   x = a + (x, or x Wr + br where the width changes);  x = x + relu(LayerNorm(x) W1 + b1) W2 + b2
 // and last: m = mean of x over the text's tokens (a zero vector for an empty text);
-// y = tanh(m Wp + bp); y / sqrt(max(|y|^2, l2_eps)).
+// y = tanh(m Wp + bp); y / sqrt(max(|y|^2, l2_eps)). The last layer's W2 multiplies each
+// text's mean of relu(...) instead of each token's row: the same m, as W2 is linear, with one
+// row a text (a rounding difference well inside the parity bound).
 //
 // Batching: every token of every text of a call is one row of the same matmuls (no padding);
 // only attention and pooling look at text boundaries. Calls are split into passes of at most

@@ -1,5 +1,6 @@
 #include "inference/encoder/use_lite_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -48,6 +49,15 @@ std::vector<T> array(const GgufFile& f, const char* key, GgufType type, size_t c
 
 }  // namespace
 
+void UseLiteModel::timing(int pos, float* out) const {
+  const int half = config_.embedding_width / 2;
+  for (int i = 0; i < half; ++i) {
+    const float angle = float(pos) * inv_timescales[i];
+    out[i] = float(std::sin(double(angle)));
+    out[half + i] = float(std::cos(double(angle)));
+  }
+}
+
 std::unique_ptr<UseLiteModel> UseLiteModel::load(const std::string& path) {
   std::unique_ptr<UseLiteModel> m(new UseLiteModel());
   m->file_ = GgufFile::open(path);
@@ -82,6 +92,11 @@ std::unique_ptr<UseLiteModel> UseLiteModel::load(const std::string& path) {
   if (embd->dims[1] < int64_t(tokens.count)) f.fail("tensor 'token_embd.weight'", "has fewer rows than the vocabulary");
   m->token_embedding = matrix(f, "token_embd.weight", c.embedding_width, embd->dims[1]);
   m->inv_timescales = vector(f, "timing.inv_timescales", c.embedding_width / 2);
+  m->timing_table_.resize(size_t(std::min(c.context_length, kTimingTableRows)) * size_t(c.embedding_width));
+  for (int pos = 0; pos < std::min(c.context_length, kTimingTableRows); ++pos) {
+    m->timing(pos, m->timing_table_.data() + size_t(pos) * size_t(c.embedding_width));
+  }
+  m->timing_rows_ = std::min(c.context_length, kTimingTableRows);
 
   const auto heads = array<int32_t>(f, use_lite::kHeadCount, GgufType::kI32, size_t(layers));
   const auto scales = array<float>(f, use_lite::kAttentionScale, GgufType::kF32, size_t(layers));

@@ -65,6 +65,15 @@ class UseLiteModel {
 
   kernels::MatrixView token_embedding;  // rows = vocabulary ids
   const float* inv_timescales = nullptr;  // embedding_width / 2
+  // The positional signal of position `pos` into out (embedding_width floats): [sin(p * inv),
+  // cos(p * inv)], each float(std::sin(double(float(p) * inv[i]))). The first
+  // kTimingTableRows positions are a table made at load (computed per token it was 2% of a
+  // pass); a longer context computes the rest, so a file cannot make the table large.
+  void timing(int pos, float* out) const;
+  const float* timing_row(int pos) const {
+    return pos < timing_rows_ ? timing_table_.data() + size_t(pos) * size_t(config_.embedding_width) : nullptr;
+  }
+  static constexpr int kTimingTableRows = 512;
   kernels::MatrixView pool;
   const float* pool_b = nullptr;
 
@@ -75,6 +84,8 @@ class UseLiteModel {
   UseLiteConfig config_;
   std::vector<UseLiteLayer> layers_;
   std::unique_ptr<UnigramTokenizer> tokenizer_;
+  std::vector<float> timing_table_;
+  int timing_rows_ = 0;
 };
 
 }  // namespace sluice::inference

@@ -36,6 +36,23 @@ Diff compare(const float* a, const float* b, size_t n) {
   return {dot / std::sqrt(na * nb), worst};
 }
 
+TEST(SentenceEncoder, ThePositionTableIsTheFormula) {
+  SLUICE_REQUIRE_ENCODER();
+  const UseLiteModel& m = *shared_encoder_model();
+  const int width = m.config().embedding_width, half = width / 2;
+  std::vector<float> computed(size_t(width), 0.0f);
+  for (int pos = 0; pos < m.config().context_length; ++pos) {
+    const float* row = m.timing_row(pos);
+    ASSERT_NE(row, nullptr) << pos;
+    m.timing(pos, computed.data());
+    ASSERT_EQ(std::vector<float>(row, row + width), computed) << pos;
+  }
+  EXPECT_EQ(computed[0], float(std::sin(double(float(m.config().context_length - 1) * m.inv_timescales[0]))));
+  EXPECT_EQ(computed[size_t(half)], float(std::cos(double(float(m.config().context_length - 1) * m.inv_timescales[0]))));
+  // Past the table (a context over kTimingTableRows) a position is computed, not read.
+  EXPECT_EQ(m.timing_row(UseLiteModel::kTimingTableRows), nullptr);
+}
+
 TEST(SentenceEncoder, MatchesTheReferenceVectors) {
   SLUICE_REQUIRE_ENCODER();
   SentenceEncoder encoder(shared_encoder_model(), {2, 8192});
