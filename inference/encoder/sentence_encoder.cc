@@ -224,14 +224,18 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
       if (p.starts[size_t(s + 1)] > p.starts[size_t(s)]) nonempty.push_back(s);
     const auto kept = int64_t(nonempty.size());
     parallel_for(oneapi::tbb::blocked_range<int>(0, F, 64), [&](const oneapi::tbb::blocked_range<int>& cols) {
-      for (int64_t k = 0; k < kept; ++k) {
-        const int64_t begin = p.starts[size_t(nonempty[size_t(k)])], end = p.starts[size_t(nonempty[size_t(k)] + 1)];
-        float* row = p.wide.data() + k * F;
-        const float inv = 1.0f / float(end - begin);
-        for (int i = cols.begin(); i < cols.end(); ++i) {
-          float sum = 0;
-          for (int64_t t = begin; t < end; ++t) sum += p.wide[size_t(t * F + i)];
-          row[i] = sum * inv;
+      for (int c0 = cols.begin(); c0 < cols.end(); c0 += 64) {
+        const int w = std::min(64, cols.end() - c0);
+        for (int64_t k = 0; k < kept; ++k) {
+          const int64_t begin = p.starts[size_t(nonempty[size_t(k)])], end = p.starts[size_t(nonempty[size_t(k)] + 1)];
+          float sum[64] = {};  // the block's columns, summed token by token (rows read in order)
+          for (int64_t t = begin; t < end; ++t) {
+            const float* r = p.wide.data() + t * F + c0;
+            for (int i = 0; i < w; ++i) sum[i] += r[i];
+          }
+          float* row = p.wide.data() + k * F + c0;
+          const float inv = 1.0f / float(end - begin);
+          for (int i = 0; i < w; ++i) row[i] = sum[i] * inv;
         }
       }
     });
