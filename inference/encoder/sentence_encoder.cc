@@ -8,24 +8,10 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "inference/encoder/encoder_rows.h"
 #include "inference/encoder/text_attention.h"
 
 namespace sluice::inference {
-namespace {
-
-// out = LayerNorm(x) as the graph computes it: (scale * rsqrt(var + eps)) * (x - mean) + bias.
-void layer_norm(const float* x, const float* scale, const float* bias, int width, float eps, float* out) {
-  float sum = 0;
-  for (int i = 0; i < width; ++i) sum += x[i];
-  const float mean = sum / float(width);
-  float sq = 0;
-  for (int i = 0; i < width; ++i) sq += (x[i] - mean) * (x[i] - mean);
-  const float inv = 1.0f / std::sqrt(sq / float(width) + eps);
-  for (int i = 0; i < width; ++i) out[i] = scale[i] * inv * (x[i] - mean) + bias[i];
-}
-
-}  // namespace
-
 // Activation buffers of one pass, grown to the largest pass seen (bounded by max_pass_tokens).
 struct SentenceEncoder::Pass {
   // x: the residual stream; h: norms, then attention outputs, then the residual projection;
@@ -122,7 +108,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
   p.arena.execute([&] {
     using oneapi::tbb::parallel_for;
     // Rows of the `n` tokens in parallel, at least 64 a task.
-    auto rows = [&](auto&& body) {
+    auto each_row = [&](auto&& body) {
       parallel_for(oneapi::tbb::blocked_range<int64_t>(0, n, 64), [&](const oneapi::tbb::blocked_range<int64_t>& r) {
         for (int64_t t = r.begin(); t < r.end(); ++t) body(t);
       });
@@ -142,7 +128,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
           m.timing(int(pos), p.h.data() + t * c.embedding_width);
           timing = p.h.data() + t * c.embedding_width;
         }
-        for (int i = 0; i < c.embedding_width; ++i) x[i] = x[i] + (x[i] + timing[i]);
+        rows::add_twice_with(x, timing, c.embedding_width);
       }
     });
 
@@ -151,13 +137,9 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
     for (const UseLiteLayer& L : m.layers()) {
       const bool last = &L == &m.layers().back();
       const int A = L.attention_width;
-      rows([&](int64_t t) { layer_norm(p.x.data() + t * width, L.attn_norm_w, L.attn_norm_b, width, c.layer_norm_eps, p.h.data() + t * width); });
+      each_row([&](int64_t t) { rows::layer_norm(p.x.data() + t * width, L.attn_norm_w, L.attn_norm_b, width, c.layer_norm_eps, p.h.data() + t * width); });
       be.matmul(L.qkv, p.h.data(), n, p.wide.data());
-      rows([&](int64_t t) {
-        float* r = p.wide.data() + t * 3 * A;
-        for (int i = 0; i < 3 * A; ++i) r[i] += L.qkv_b[i];
-        for (int i = 0; i < A; ++i) r[i] *= L.query_scale;
-      });
+      each_row([&](int64_t t) { rows::add_bias_then_scale(p.wide.data() + t * 3 * A, L.qkv_b, 3 * A, A, L.query_scale); });
       // Attention of each text's tokens over the same text, per head.
       parallel_for(int64_t(0), n_texts * L.heads, [&](int64_t job) {
         const int64_t s = job / L.heads;
@@ -171,34 +153,19 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
       be.matmul(L.output, p.h.data(), n, p.tmp.data());  // h holds the attention outputs, A wide
       if (L.residual.data) {  // x = (att Wo + bo) + (x Wr + br), the width changing here
         be.matmul(L.residual, p.x.data(), n, p.h.data());
-        rows([&](int64_t t) {
-          float* o = p.tmp.data() + t * D;
-          const float* r = p.h.data() + t * D;
-          for (int i = 0; i < D; ++i) o[i] = (o[i] + L.output_b[i]) + (r[i] + L.residual_b[i]);
-        });
+        each_row([&](int64_t t) { rows::sum_biased(p.tmp.data() + t * D, L.output_b, p.h.data() + t * D, L.residual_b, D); });
         std::swap(p.x, p.tmp);
       } else {
-        rows([&](int64_t t) {
-          float* x = p.x.data() + t * D;
-          const float* o = p.tmp.data() + t * D;
-          for (int i = 0; i < D; ++i) x[i] = (o[i] + L.output_b[i]) + x[i];
-        });
+        each_row([&](int64_t t) { rows::add_biased(p.x.data() + t * D, p.tmp.data() + t * D, L.output_b, D); });
       }
       width = D;
       // Feed-forward: x = x + relu(LN(x) W1 + b1) W2 + b2.
-      rows([&](int64_t t) { layer_norm(p.x.data() + t * D, L.ffn_norm_w, L.ffn_norm_b, D, c.layer_norm_eps, p.h.data() + t * D); });
+      each_row([&](int64_t t) { rows::layer_norm(p.x.data() + t * D, L.ffn_norm_w, L.ffn_norm_b, D, c.layer_norm_eps, p.h.data() + t * D); });
       be.matmul(L.ffn_up, p.h.data(), n, p.wide.data());
-      rows([&](int64_t t) {
-        float* r = p.wide.data() + t * L.ffn_width;
-        for (int i = 0; i < L.ffn_width; ++i) r[i] = std::max(0.0f, r[i] + L.ffn_up_b[i]);
-      });
+      each_row([&](int64_t t) { rows::relu_biased(p.wide.data() + t * L.ffn_width, L.ffn_up_b, L.ffn_width); });
       if (last) break;  // its W2 runs once per text, below
       be.matmul(L.ffn_down, p.wide.data(), n, p.tmp.data());
-      rows([&](int64_t t) {
-        float* x = p.x.data() + t * D;
-        const float* f = p.tmp.data() + t * D;
-        for (int i = 0; i < D; ++i) x[i] = (f[i] + L.ffn_down_b[i]) + x[i];
-      });
+      each_row([&](int64_t t) { rows::add_biased(p.x.data() + t * D, p.tmp.data() + t * D, L.ffn_down_b, D); });
     }
 
     // m = the mean over each text's tokens of the last layer's x + relu(...) W2 + b2, which is
@@ -243,7 +210,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
     parallel_for(int64_t(0), kept, [&](int64_t k) {  // an empty text's m stays zero
       float* mean = p.pooled.data() + nonempty[size_t(k)] * D;
       const float* f = p.tmp.data() + k * D;
-      for (int i = 0; i < D; ++i) mean[i] = (f[i] + last.ffn_down_b[i]) + mean[i];
+      rows::add_biased(mean, f, last.ffn_down_b, D);
     });
     be.matmul(m.pool, p.pooled.data(), n_texts, out);
     parallel_for(int64_t(0), n_texts, [&](int64_t s) {
