@@ -135,7 +135,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
     int width = c.embedding_width;
     const int D = c.model_width, O = c.output_width;
     for (const UseLiteLayer& L : m.layers()) {
-      const bool last = &L == &m.layers().back();
+      const bool is_last = &L == &m.layers().back();
       const int A = L.attention_width;
       each_row([&](int64_t t) { rows::layer_norm(p.x.data() + t * width, L.attn_norm_w, L.attn_norm_b, width, c.layer_norm_eps, p.h.data() + t * width); });
       be.matmul(L.qkv, p.h.data(), n, p.wide.data());
@@ -163,7 +163,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
       each_row([&](int64_t t) { rows::layer_norm(p.x.data() + t * D, L.ffn_norm_w, L.ffn_norm_b, D, c.layer_norm_eps, p.h.data() + t * D); });
       be.matmul(L.ffn_up, p.h.data(), n, p.wide.data());
       each_row([&](int64_t t) { rows::relu_biased(p.wide.data() + t * L.ffn_width, L.ffn_up_b, L.ffn_width); });
-      if (last) break;  // its W2 runs once per text, below
+      if (is_last) break;  // its W2 runs once per text, below
       be.matmul(L.ffn_down, p.wide.data(), n, p.tmp.data());
       each_row([&](int64_t t) { rows::add_biased(p.x.data() + t * D, p.tmp.data() + t * D, L.ffn_down_b, D); });
     }
