@@ -34,11 +34,25 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const char* usage = "usage: encoder_bench --sentences FILE.json [--model M.gguf] [--threads N] [--batch B] [--repeat R]\n";
   std::ifstream in(sentences_path);
+  if (sentences_path.empty() || !in) {
+    std::fprintf(stderr, "encoder_bench: cannot read the sentences file '%s'\n%s", sentences_path.c_str(), usage);
+    return 2;
+  }
   std::stringstream s;
   s << in.rdbuf();
-  const auto texts = nlohmann::json::parse(s.str()).get<std::vector<std::string>>();
-  if (texts.empty() || batch < 1) return 2;
+  const auto doc = nlohmann::json::parse(s.str(), nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_array() || !std::all_of(doc.begin(), doc.end(), [](const auto& v) { return v.is_string(); })) {
+    std::fprintf(stderr, "encoder_bench: %s is not a JSON array of strings (make_sentences.mjs writes one)\n",
+                 sentences_path.c_str());
+    return 2;
+  }
+  const auto texts = doc.get<std::vector<std::string>>();
+  if (texts.empty() || batch < 1 || threads < 1 || repeat < 1) {
+    std::fprintf(stderr, "encoder_bench: no sentences, or a batch, thread or repeat count below 1\n%s", usage);
+    return 2;
+  }
   auto model = std::shared_ptr<const UseLiteModel>(UseLiteModel::load(model_path));
   SentenceEncoder encoder(model, {threads});
   size_t tokens = 0;
