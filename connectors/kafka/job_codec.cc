@@ -487,8 +487,8 @@ std::string encode_job(const Job& job) {
   if (!job.tenant.empty()) x["tenant"] = text(job.tenant);
   if (!job.errors.empty()) x["errors"] = errors_json(job.errors);
   // The body is spliced in (append_embedded), so the retry record keeps its members' order.
-  std::string out = dump(line);
-  out.pop_back();  // the closing brace
+  std::string out = dump(line);  // never "{}": method and url are always there
+  out.pop_back();                 // the closing brace
   out += ",\"body\":";
   append_embedded(out, job.body);
   if (!x.empty()) {
