@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "connectors/http/api_key_hash.h"
+#include "connectors/http/async_jobs.h"
 #include "connectors/http/http_source.h"
 #include "connectors/kafka/kafka_job_queue.h"
 #include "connectors/kafka/kafka_source.h"
@@ -126,6 +127,21 @@ json wait_for_job(std::uint16_t port, const std::string& id, const std::string& 
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return last;
+}
+
+TEST(AsyncJobs, AQueuedRequestsRecordKeepsItsBodyAsSent) {
+  // A JSON schema's properties out of key order: the record must not sort them (structured
+  // output writes an object's properties in the schema's order).
+  http::AsyncJob job;
+  job.id = "job-0123";
+  job.endpoint = http::Endpoint::kChatCompletions;
+  job.body = "{\"model\": \"sluice\", \"messages\": [],\n \"response_format\": {\"type\": \"json_schema\", "
+             "\"json_schema\": {\"name\": \"r\", \"schema\": {\"type\": \"object\", \"properties\": "
+             "{\"zeta\": {\"type\": \"string\"}, \"alpha\": {\"type\": \"integer\"}}}}}}";
+  const auto record = http::job_record(job);
+  EXPECT_NE(record.line.find(R"("properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}})"), std::string::npos)
+      << record.line;
+  EXPECT_EQ(record.line.find('\n'), std::string::npos) << "one line";
 }
 
 TEST(AsyncJobs, AsyncRequestIsQueuedAnsweredByAWorkerAndFetched) {
