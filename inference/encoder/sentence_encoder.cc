@@ -113,8 +113,18 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
         for (int64_t t = r.begin(); t < r.end(); ++t) body(t);
       });
     };
+    // Per-text and per-head work of a small pass (one short query) runs on this thread: split,
+    // it cost more in waking the other worker than the work itself.
+    const bool small = n < 128;
+    auto each_job = [&](int64_t count, auto&& body) {
+      if (small) {
+        for (int64_t i = 0; i < count; ++i) body(i);
+      } else {
+        parallel_for(int64_t(0), count, body);
+      }
+    };
     // Embeddings plus the positional signal, in the graph's order of additions.
-    parallel_for(int64_t(0), n_texts, [&](int64_t s) {
+    each_job(n_texts, [&](int64_t s) {
       const std::vector<int32_t>& ids = *texts[size_t(s)];
       for (int64_t t = p.starts[size_t(s)]; t < p.starts[size_t(s + 1)]; ++t) {
         const int64_t pos = t - p.starts[size_t(s)];
@@ -141,7 +151,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
       be.matmul(L.qkv, p.h.data(), n, p.wide.data());
       each_row([&](int64_t t) { rows::add_bias_then_scale(p.wide.data() + t * 3 * A, L.qkv_b, 3 * A, A, L.query_scale); });
       // Attention of each text's tokens over the same text, per head.
-      parallel_for(int64_t(0), n_texts * L.heads, [&](int64_t job) {
+      each_job(n_texts * L.heads, [&](int64_t job) {
         const int64_t s = job / L.heads;
         const int head = int(job % L.heads);
         const int64_t begin = p.starts[size_t(s)], len = p.starts[size_t(s + 1)] - begin;
@@ -173,7 +183,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
     // of one per token (the last down-projection was 17% of a pass's products). An empty text's
     // m is zero, as the graph's mean of no tokens is. Then tanh(m Wp + bp), L2-normalised.
     const UseLiteLayer& last = m.layers().back();
-    parallel_for(int64_t(0), n_texts, [&](int64_t s) {
+    each_job(n_texts, [&](int64_t s) {
       float* mean = p.pooled.data() + s * D;
       std::fill(mean, mean + D, 0.0f);
       const int64_t begin = p.starts[size_t(s)], len = p.starts[size_t(s + 1)] - begin;
@@ -190,7 +200,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
     for (int64_t s = 0; s < n_texts; ++s)
       if (p.starts[size_t(s + 1)] > p.starts[size_t(s)]) nonempty.push_back(s);
     const auto kept = int64_t(nonempty.size());
-    parallel_for(oneapi::tbb::blocked_range<int>(0, F, 64), [&](const oneapi::tbb::blocked_range<int>& cols) {
+    auto hidden_means = [&](const oneapi::tbb::blocked_range<int>& cols) {
       for (int c0 = cols.begin(); c0 < cols.end(); c0 += 64) {
         const int w = std::min(64, cols.end() - c0);
         for (int64_t k = 0; k < kept; ++k) {
@@ -205,15 +215,20 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
           for (int i = 0; i < w; ++i) row[i] = sum[i] * inv;
         }
       }
-    });
+    };
+    if (small) {
+      hidden_means(oneapi::tbb::blocked_range<int>(0, F));
+    } else {
+      parallel_for(oneapi::tbb::blocked_range<int>(0, F, 64), hidden_means);
+    }
     if (kept > 0) be.matmul(last.ffn_down, p.wide.data(), kept, p.tmp.data());
-    parallel_for(int64_t(0), kept, [&](int64_t k) {  // an empty text's m stays zero
+    each_job(kept, [&](int64_t k) {  // an empty text's m stays zero
       float* mean = p.pooled.data() + nonempty[size_t(k)] * D;
       const float* f = p.tmp.data() + k * D;
       rows::add_biased(mean, f, last.ffn_down_b, D);
     });
     be.matmul(m.pool, p.pooled.data(), n_texts, out);
-    parallel_for(int64_t(0), n_texts, [&](int64_t s) {
+    each_job(n_texts, [&](int64_t s) {
       float* y = out + s * O;
       float sq = 0;
       for (int i = 0; i < O; ++i) {
