@@ -367,7 +367,10 @@ DecodedJob decode_json_line(std::string_view payload, const RecordRef& where) {
   // As written, less whitespace: a tree (sorted keys) written out again would reorder a JSON
   // schema's properties, which structured output generates in their order.
   const auto body_text = json_member_text(payload, "body");
-  job.body = body_text ? json_minified(*body_text) : body->dump(-1, ' ', false, json::error_handler_t::replace);
+  // The scan finds what the parser found (the fuzzer checks it); a disagreement is a bug, and
+  // refusing the record says so where a fallback would quietly reorder the body.
+  if (!body_text) return fail("internal", "the body the parser read was not found in the record's text");
+  job.body = json_minified(*body_text);
   std::optional<std::string> carried_id;
   if (const json* x = member(line, "x_sluice")) {
     if (auto problem = read_x_sluice(*x, &job, &carried_id)) return fail("invalid_job", *problem);

@@ -49,8 +49,6 @@ TEST(SentenceEncoder, ThePositionTableIsTheFormula) {
   }
   EXPECT_EQ(computed[0], float(std::sin(double(float(m.config().context_length - 1) * m.inv_timescales[0]))));
   EXPECT_EQ(computed[size_t(half)], float(std::cos(double(float(m.config().context_length - 1) * m.inv_timescales[0]))));
-  // Past the table (a context over kTimingTableRows) a position is computed, not read.
-  EXPECT_EQ(m.timing_row(UseLiteModel::kTimingTableRows), nullptr);
 }
 
 TEST(SentenceEncoder, MatchesTheReferenceVectors) {
