@@ -1,5 +1,7 @@
 #include "nodes/cache/cache_key.h"
 
+#include "nodes/cache/question_courtesy.h"
+
 #include <cstdio>
 
 namespace sluice::cache {
@@ -127,6 +129,8 @@ std::string semantic_scope(const Request& request, const CacheIdentity& identity
   return key.bytes();
 }
 
-std::string semantic_question(const RequestInput& input) { return normalize_whitespace(input.query()); }
+std::string semantic_question(const RequestInput& input) { return semantic_question_text(input.query()); }
+
+std::string semantic_question_text(std::string_view text) { return without_courtesy(normalize_whitespace(text)); }
 
 }  // namespace sluice::cache

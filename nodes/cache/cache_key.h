@@ -55,8 +55,11 @@ std::string normalize_whitespace(std::string_view text);
 // The exact cache's key of a cacheable request.
 std::string request_cache_key(const Request& request, const CacheIdentity& identity);
 // The semantic cache's scope of a cacheable request: the exact key's fields except the last
-// user message (or the prompt), which `semantic_question` gives.
+// user message (or the prompt), which `semantic_question` gives: that text with its whitespace
+// normalised and its courtesy taken off (question_courtesy.h), as `semantic_question_text`
+// does to any text. The semantic cache embeds, verifies and stores this form.
 std::string semantic_scope(const Request& request, const CacheIdentity& identity);
 std::string semantic_question(const RequestInput& input);
+std::string semantic_question_text(std::string_view text);
 
 }  // namespace sluice::cache

@@ -1,5 +1,5 @@
 // Helpers of the libFuzzer targets: a check that aborts (so libFuzzer keeps the input as a
-// crash) and JSON that must parse.
+// crash), JSON that must parse, and whether bytes are UTF-8.
 #pragma once
 
 #include <cstdio>
@@ -33,6 +33,16 @@ inline nlohmann::json must_parse(const std::string& text, const char* what) {
     std::abort();
   }
   return j;
+}
+
+// Whether `s` is valid UTF-8: nlohmann refuses to write a string that is not (type_error 316).
+inline bool is_utf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
 }
 
 }  // namespace sluice::fuzzing

@@ -27,18 +27,9 @@ namespace {
 using namespace sluice::kafka;
 using nlohmann::json;
 using sluice::json_too_deep;
+using sluice::fuzzing::is_utf8;
 using sluice::fuzzing::must_parse;
 namespace pb = sluice::jobs::v1;
-
-// nlohmann refuses to write a string that is not UTF-8 (type_error 316).
-bool is_utf8(const std::string& s) {
-  try {
-    (void)json(s).dump();
-    return true;
-  } catch (const json::type_error&) {
-    return false;
-  }
-}
 
 std::string unbase64(const std::string& text) {
   auto value = [](char c) -> int {
