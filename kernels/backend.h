@@ -36,9 +36,12 @@ namespace sluice::kernels {
 // interleaved in groups of 8, the layouts the CPU backend's AVX2 integer kernels run fastest on
 // (kernels/cpu/quant_x8.h). A backend makes them from kQ8_0/kQ4_0 at load; rows must be a
 // multiple of 8. kF32x16 is likewise a CPU layout of kF32: rows in panels of 16, column-major
-// within a panel (kernels/cpu/f32_panels.h); rows must be a multiple of 16.
+// within a panel (kernels/cpu/f32_panels.h); rows must be a multiple of 16. kBF16x16 is kF32
+// rounded to bfloat16 in the same panels, column pairs interleaved, for CPUs with AVX-512 BF16
+// (kernels/cpu/bf16_panels.h; opt-in, SLUICE_F32_LAYOUT=bf16); columns must be even.
 enum class DType : uint32_t {
-  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kF32x16 = 0x10000, kQ4_0x8 = 0x10002, kQ8_0x8 = 0x10008
+  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kF32x16 = 0x10000, kQ4_0x8 = 0x10002, kQ8_0x8 = 0x10008,
+  kBF16x16 = 0x10010
 };
 
 struct MatrixView {

@@ -64,7 +64,8 @@ int64_t dtype_block_bytes(DType t) {
   switch (t) {
     case DType::kF32:
     case DType::kF32x16: return 4;
-    case DType::kF16: return 2;
+    case DType::kF16:
+    case DType::kBF16x16: return 2;
     case DType::kQ4_0:
     case DType::kQ4_0x8: return sizeof(BlockQ4_0);
     case DType::kQ8_0:
@@ -77,6 +78,7 @@ const char* dtype_name(DType t) {
   switch (t) {
     case DType::kF32: return "f32";
     case DType::kF32x16: return "f32x16";
+    case DType::kBF16x16: return "bf16x16";
     case DType::kF16: return "f16";
     case DType::kQ4_0: return "q4_0";
     case DType::kQ8_0: return "q8_0";
@@ -118,7 +120,8 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
     case DType::kQ8_0x8:
     case DType::kQ4_0x8:
     case DType::kF32x16:
-      break;  // rows are interleaved: dequantize_row_x8 (quant_x8.h) or f32_panel_row reads one
+    case DType::kBF16x16:
+      break;  // rows are interleaved: dequantize_row_x8 (quant_x8.h), f32_panel_row or bf16_panel_row reads one
   }
   throw std::invalid_argument("dequantize_row: interleaved rows; use dequantize_row_x8 or f32_panel_row");
 }
@@ -172,7 +175,8 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
     case DType::kQ8_0x8:
     case DType::kQ4_0x8:
     case DType::kF32x16:
-      break;  // made from whole matrices by interleave_x8 (quant_x8.h) or panel_f32 (f32_panels.h)
+    case DType::kBF16x16:
+      break;  // made from whole matrices by interleave_x8 (quant_x8.h), panel_f32 or panel_bf16
   }
   throw std::invalid_argument("quantize_row: interleaved types are made from a whole matrix by interleave_x8");
 }

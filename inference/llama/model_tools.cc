@@ -23,7 +23,8 @@ uint32_t file_type_of(kernels::DType t) {
     case kernels::DType::kQ8_0: return 7;
     case kernels::DType::kQ8_0x8:
     case kernels::DType::kQ4_0x8:
-    case kernels::DType::kF32x16: break;  // CPU layouts, never written to a file
+    case kernels::DType::kF32x16:
+    case kernels::DType::kBF16x16: break;  // CPU layouts, never written to a file
   }
   return 0;
 }

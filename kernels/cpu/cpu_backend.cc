@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/bf16_panels.h"
 #include "kernels/cpu/f32_panels.h"
 #include "kernels/cpu/quant_x8.h"
 #include "kernels/quant_blocks.h"
@@ -113,6 +114,7 @@ void CpuBackend::add(float* x, const float* y, int64_t count) {
 void CpuBackend::get_row(const MatrixView& w, int64_t row, float* out) {
   if (is_x8(w.type)) return dequantize_row_x8(w, row, out);
   if (w.type == DType::kF32x16) return f32_panel_row(w, row, out);
+  if (w.type == DType::kBF16x16) return bf16_panel_row(w, row, out);
   const char* base = static_cast<const char*>(w.data);
   dequantize_row(w.type, base + row * dtype_row_bytes(w.type, w.cols), out, w.cols);
 }

@@ -1,9 +1,11 @@
 #include "kernels/cpu/cpu_weights.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 #include <vector>
 
+#include "kernels/cpu/bf16_panels.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/f32_panels.h"
 #include "kernels/cpu/quant_x8.h"
@@ -23,44 +25,66 @@ class CpuPreparedWeights final : public PreparedWeights {
   size_t matrices_;
 };
 
-bool layout_kept(const char* variable) {
+bool layout_is(const char* variable, std::string_view value) {
   const char* env = std::getenv(variable);
-  return env && std::string_view(env) == "rows";
+  return env && std::string_view(env) == value;
 }
 
-// What a view becomes here, if anything: its new type and size.
+// SLUICE_F32_LAYOUT=bf16: BF16 panels where the CPU has the instruction; elsewhere it says so
+// once and keeps F32 panels (same results as unset, not silently different ones).
+bool bf16_asked_and_supported() {
+  if (!layout_is("SLUICE_F32_LAYOUT", "bf16")) return false;
+  if (bf16_dot_supported()) return true;
+  static const bool warned = [] {
+    std::fprintf(stderr, "sluice: SLUICE_F32_LAYOUT=bf16 needs AVX-512 BF16, which this CPU (%s kernels) lacks; "
+                 "F32 weights stay F32\n", isa_name(default_isa()));
+    return true;
+  }();
+  (void)warned;
+  return false;
+}
+
+enum class Layout { kF32Panels, kBF16Panels, kX8 };
+
+// What a view becomes here, if anything: its new layout and size.
 struct Rewrite {
   MatrixView* view;
-  bool panels;  // F32 row panels; else Q8_0/Q4_0 interleaved by 8
+  Layout layout;
   size_t bytes;
 };
 
 }  // namespace
 
 std::unique_ptr<PreparedWeights> prepare_cpu_matmul_weights(MatrixView* const* views, size_t count) {
-  const bool interleave = !layout_kept("SLUICE_QUANT_LAYOUT") && x8_pays(default_isa());
-  const bool panels = !layout_kept("SLUICE_F32_LAYOUT") && f32_panels_pay(default_isa());
+  const bool interleave = !layout_is("SLUICE_QUANT_LAYOUT", "rows") && x8_pays(default_isa());
+  const bool panels = !layout_is("SLUICE_F32_LAYOUT", "rows") && f32_panels_pay(default_isa());
+  const bool bf16 = bf16_asked_and_supported();
   std::vector<Rewrite> rewrites;
   size_t total = 0;
   for (size_t i = 0; i < count; ++i) {
-    size_t bytes = 0;
-    const bool panel = panels && can_panel_f32(*views[i]);
-    if (panel) {
-      bytes = size_t(f32_panel_bytes(*views[i]));
+    Rewrite r{views[i], Layout::kX8, 0};
+    if (bf16 && can_panel_bf16(*views[i])) {
+      r = {views[i], Layout::kBF16Panels, size_t(bf16_panel_bytes(*views[i]))};
+    } else if (panels && can_panel_f32(*views[i])) {
+      r = {views[i], Layout::kF32Panels, size_t(f32_panel_bytes(*views[i]))};
     } else if (interleave && can_interleave_x8(*views[i])) {
-      bytes = size_t(x8_bytes(*views[i]));
+      r.bytes = size_t(x8_bytes(*views[i]));
     } else {
       continue;
     }
-    bytes = (bytes + 63) / 64 * 64;  // each copy 64-byte aligned: the panel kernels load aligned
-    rewrites.push_back({views[i], panel, bytes});
-    total += bytes;
+    r.bytes = (r.bytes + 63) / 64 * 64;  // each copy 64-byte aligned: the panel kernels load aligned
+    rewrites.push_back(r);
+    total += r.bytes;
   }
   if (total == 0) return nullptr;
   WeightMemory memory(total);
   size_t at = 0;
   for (const Rewrite& r : rewrites) {
-    *r.view = r.panels ? panel_f32(*r.view, memory.data() + at) : interleave_x8(*r.view, memory.data() + at);
+    switch (r.layout) {
+      case Layout::kF32Panels: *r.view = panel_f32(*r.view, memory.data() + at); break;
+      case Layout::kBF16Panels: *r.view = panel_bf16(*r.view, memory.data() + at); break;
+      case Layout::kX8: *r.view = interleave_x8(*r.view, memory.data() + at); break;
+    }
     at += r.bytes;
   }
   return std::make_unique<CpuPreparedWeights>(std::move(memory), rewrites.size());

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "graph/tsan_annotations.h"  // header only: the annotations, no graph library
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/bf16_panels.h"
 #include "kernels/cpu/f32_panels.h"
 #include "kernels/cpu/quant_x8.h"
 #include "kernels/quant_blocks.h"
@@ -49,6 +51,39 @@ void scalar_f32x16(const MatrixView& w, const float* x, const Q8Activations&, in
     }
   }
 }
+
+}  // namespace
+
+// BF16 row panels (bf16_panels.h): the arithmetic of vdpbf16ps, which every result of the
+// AVX-512 BF16 kernel is: per column pair, the odd column's product added, then the even one's,
+// each product exact (two bfloat16s multiply exactly) and each sum rounded to nearest once;
+// the activations as rounded (xq.bf16); a sum under FLT_MIN is flushed to zero, as the
+// instruction does.
+void scalar_bf16x16_rows(const MatrixView& w, const float*, const Q8Activations& xq, int64_t n, int64_t r0,
+                         int64_t r1, float* y) {
+  const auto* wd = static_cast<const uint16_t*>(w.data);
+  const int64_t pairs = w.cols / 2;
+  std::vector<float> xr(size_t(w.cols));
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t c = 0; c < w.cols; ++c) xr[size_t(c)] = bf16_to_f32(xq.bf16[size_t(t * w.cols + c)]);
+    for (int64_t r = r0; r < r1; ++r) {
+      const uint16_t* panel = wd + (r / kBF16PanelRows * pairs * kBF16PanelRows + r % kBF16PanelRows) * 2;
+      float s = 0;
+      for (int64_t q = 0; q < pairs; ++q) {
+        const uint16_t* pair = panel + q * kBF16PanelRows * 2;
+        s = flush_denormal(std::fma(bf16_to_f32(pair[1]), xr[size_t(2 * q + 1)], s));
+        s = flush_denormal(std::fma(bf16_to_f32(pair[0]), xr[size_t(2 * q)], s));
+      }
+      y[t * w.rows + r] = s;
+    }
+  }
+}
+
+void scalar_round_bf16(const float* x, int64_t count, uint16_t* out) {
+  for (int64_t i = 0; i < count; ++i) out[i] = bf16_round(x[i]);
+}
+
+namespace {
 
 void scalar_f16(const MatrixView& w, const float* x, const Q8Activations&, int64_t n, int64_t r0,
                 int64_t r1, float* y) {
@@ -162,7 +197,7 @@ void scalar_quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int3
 const IsaKernels& scalar_kernels() {
   static const IsaKernels k{scalar_f32,       scalar_f16,        scalar_q8_0,       scalar_q4_0,
                             scalar_x8<false>, scalar_x8<true>, scalar_quantize_q8,
-                            scalar_f32x16};
+                            scalar_f32x16,    scalar_bf16x16_rows, scalar_round_bf16};
   return k;
 }
 
@@ -192,6 +227,13 @@ void Q8Activations::quantize(const float* x, int64_t n_rows, int64_t n_cols, Isa
   for (int64_t t = 0; t < n; ++t)
     k.quantize_q8(x + t * n_cols, n_cols, qs.data() + t * n_cols, d.data() + t * nb,
                   neg8sum.data() + t * nb);
+}
+
+void Q8Activations::round_bf16(const float* x, int64_t n_rows, int64_t n_cols, Isa isa) {
+  n = n_rows;
+  cols = n_cols;
+  if (int64_t(bf16.size()) < n * n_cols) bf16.resize(size_t(n * n_cols));
+  kernels_for(isa).round_bf16(x, n * n_cols, bf16.data());
 }
 
 struct MatmulRunner::Arena {
@@ -253,11 +295,13 @@ void MatmulRunner::run_shared_input(const MatrixView* ws, size_t count, const fl
     }
   }
   if (is_quantized(ws[0].type)) acts_.quantize(x, n, ws[0].cols, isa_);
+  if (ws[0].type == DType::kBF16x16) acts_.round_bf16(x, n, ws[0].cols, isa_);
   const detail::RowsKernel kernel = detail::pick(k, ws[0].type);
   // Row ranges in multiples of 4 so the SIMD kernels run their widest tile; of 8 for the
-  // interleaved types and 16 for F32 panels, whose groups cannot be split. Units are numbered
+  // interleaved types and 16 for F32 and BF16 panels, whose groups cannot be split. Units are numbered
   // matrix after matrix.
-  const int64_t unit = is_x8(ws[0].type) ? kX8Rows : ws[0].type == DType::kF32x16 ? kF32PanelRows : 4;
+  const bool panels = ws[0].type == DType::kF32x16 || ws[0].type == DType::kBF16x16;
+  const int64_t unit = is_x8(ws[0].type) ? kX8Rows : panels ? kF32PanelRows : 4;
   int64_t starts[kMaxSharedInput + 1];
   if (count > kMaxSharedInput) throw std::invalid_argument("run_shared_input: too many matrices");
   int64_t units = 0;

@@ -15,14 +15,17 @@
 
 namespace sluice::kernels {
 
-// Activations quantised to Q8_0 blocks, n rows of `cols`: qs (n*cols), per-block scale d and
-// per-block -8 * sum(qs) (the Q4_0 offset correction).
+// Activations prepared once for the kernels of a run, n rows of `cols`: for quantised weights
+// quantised to Q8_0 blocks, qs (n*cols), per-block scale d and per-block -8 * sum(qs) (the Q4_0
+// offset correction); for BF16 panels rounded to bfloat16, bf16 (n*cols, bf16_panels.h).
 struct Q8Activations {
   int64_t n = 0, cols = 0;
   std::vector<int8_t> qs;
   std::vector<float> d;
   std::vector<int32_t> neg8sum;
+  std::vector<uint16_t> bf16;
   void quantize(const float* x, int64_t n_rows, int64_t n_cols, Isa isa);
+  void round_bf16(const float* x, int64_t n_rows, int64_t n_cols, Isa isa);
 };
 
 class MatmulRunner {

@@ -231,7 +231,7 @@ void quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* ne
 const IsaKernels& avx2_kernels() {
   static const IsaKernels k{rows_kernel<FloatTiles>, rows_kernel<FloatTiles>, rows_kernel<QuantTiles<Q8Weights>>,
                             rows_kernel<QuantTiles<Q4Weights>>, avx2_q8_0x8_rows, avx2_q4_0x8_rows,
-                            quantize_q8, avx2_f32x16_rows};
+                            quantize_q8, avx2_f32x16_rows, scalar_bf16x16_rows, scalar_round_bf16};
   return k;
 }
 

@@ -1,5 +1,5 @@
 // The sentence encoder: parity of every reference vector (cosine >= 0.9999, max |diff| <=
-// 1e-4), the same vectors whatever the batch and pass size, and the importer's and loader's
+// 1e-4; with BF16 weight panels, opt-in, 0.9995 and 0.01), the same vectors whatever the batch and pass size, and the importer's and loader's
 // refusals of damaged input, each naming the file and the field.
 #include "inference/encoder/sentence_encoder.h"
 
@@ -12,7 +12,9 @@
 #include "inference/encoder/use_lite_import.h"
 #include "inference/gguf/gguf_writer.h"
 #include "inference/model_error.h"
+#include "kernels/cpu/bf16_panels.h"
 #include "tests/inference/encoder/encoder_fixture.h"
+#include "tests/support/scoped_env.h"
 
 namespace sluice::inference {
 namespace {
@@ -51,9 +53,8 @@ TEST(SentenceEncoder, ThePositionTableIsTheFormula) {
   EXPECT_EQ(computed[size_t(half)], float(std::cos(double(float(m.config().context_length - 1) * m.inv_timescales[0]))));
 }
 
-TEST(SentenceEncoder, MatchesTheReferenceVectors) {
-  SLUICE_REQUIRE_ENCODER();
-  SentenceEncoder encoder(shared_encoder_model(), {2, 8192});
+// Every reference vector against the encoder's, within the bounds; prints the worst.
+void expect_reference_parity(SentenceEncoder& encoder, double min_cosine, double max_abs, const char* what) {
   const auto& ref = reference();
   ASSERT_GE(ref.vectors.size(), 100u) << ref.path;
   std::vector<std::string> texts;
@@ -64,13 +65,35 @@ TEST(SentenceEncoder, MatchesTheReferenceVectors) {
   for (size_t i = 0; i < texts.size(); ++i) {
     ASSERT_EQ(ref.vectors[i].values.size(), size_t(encoder.dimension()));
     const Diff d = compare(got.data() + i * size_t(encoder.dimension()), ref.vectors[i].values.data(), size_t(encoder.dimension()));
-    EXPECT_GE(d.cosine, 0.9999) << "text '" << texts[i] << "'";
-    EXPECT_LE(d.max_abs, 1e-4) << "text '" << texts[i] << "'";
+    EXPECT_GE(d.cosine, min_cosine) << "text '" << texts[i] << "'";
+    EXPECT_LE(d.max_abs, max_abs) << "text '" << texts[i] << "'";
     worst_cos = std::min(worst_cos, d.cosine);
     worst_abs = std::max(worst_abs, d.max_abs);
   }
-  std::printf("[parity] %zu vectors: worst cosine %.9f, worst max |diff| %.3g (%s)\n", texts.size(), worst_cos, worst_abs,
-              ref.path.c_str());
+  std::printf("[parity%s] %zu vectors: worst cosine %.9f, worst max |diff| %.3g (%s)\n", what, texts.size(), worst_cos,
+              worst_abs, ref.path.c_str());
+}
+
+TEST(SentenceEncoder, MatchesTheReferenceVectors) {
+  SLUICE_REQUIRE_ENCODER();
+  SentenceEncoder encoder(shared_encoder_model(), {2, 8192});
+  expect_reference_parity(encoder, 0.9999, 1e-4, "");
+}
+
+// SLUICE_F32_LAYOUT=bf16 (kernels/cpu/bf16_panels.h) rounds weights and activations to
+// bfloat16: measured worst cosine 0.99993 and max |diff| 0.003 against the reference on an AVX-512
+// BF16 CPU (docs/benchmarks.md); the bounds leave a margin of about 5x and 3x.
+TEST(SentenceEncoder, Bf16WeightPanelsStayCloseToTheReference) {
+  SLUICE_REQUIRE_ENCODER();
+  if (!kernels::bf16_dot_supported()) GTEST_SKIP() << "this CPU has no AVX-512 BF16: SLUICE_F32_LAYOUT=bf16 keeps F32";
+  std::shared_ptr<const UseLiteModel> model;
+  {
+    sluice::testing::ScopedEnv env;
+    env.set("SLUICE_F32_LAYOUT", "bf16");
+    model = UseLiteModel::load(default_encoder_path());
+  }
+  SentenceEncoder encoder(model, {2, 8192});
+  expect_reference_parity(encoder, 0.9995, 0.01, " bf16");
 }
 
 TEST(SentenceEncoder, TheSameVectorsInAnyBatchAndPassSize) {

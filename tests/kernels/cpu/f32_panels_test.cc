@@ -17,6 +17,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/weight_memory.h"
 #include "tests/kernels/cpu/kernel_test_util.h"
+#include "tests/kernels/cpu/panel_layout_checks.h"
 #include "tests/support/scoped_env.h"
 
 namespace sluice::kernels {
@@ -24,8 +25,6 @@ namespace {
 
 using test_util::isas;
 using test_util::random_vec;
-
-uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
 
 struct Panels {
   explicit Panels(const MatrixView& w) : memory(size_t(f32_panel_bytes(w))), view(panel_f32(w, memory.data())) {}
@@ -66,13 +65,7 @@ TEST(F32Panels, EveryIsaMatchesScalarBitForBitAndRowMajorToRounding) {
     matmul(rows, x.data(), c.n, row_major.data(), Isa::kScalar);
     for (size_t i = 0; i < ref.size(); ++i)
       ASSERT_NEAR(ref[i], row_major[i], 1e-5f * (1.0f + std::fabs(row_major[i])) * std::sqrt(float(c.cols))) << i;
-    for (Isa isa : isas()) {
-      std::vector<float> y(ref.size(), -1.0f);
-      matmul(p.view, x.data(), c.n, y.data(), isa);
-      for (size_t i = 0; i < y.size(); ++i)
-        ASSERT_EQ(bits(y[i]), bits(ref[i])) << isa_name(isa) << " rows " << c.rows << " cols " << c.cols << " n " << c.n
-                                            << " i " << i << ": " << y[i] << " vs " << ref[i];
-    }
+    test_util::expect_every_isa_gives(p.view, x, c.n, ref);
   }
 }
 
@@ -80,26 +73,7 @@ TEST(F32Panels, OneTokensOutputIsBitIdenticalWhateverTheBatchAndThreads) {
   const int64_t rows = 80, cols = 96;
   const auto w = random_vec(size_t(rows * cols), 4);
   const Panels p({DType::kF32, w.data(), rows, cols});
-  const auto probe = random_vec(size_t(cols), 5);
-  for (Isa isa : isas()) {
-    std::vector<float> solo(static_cast<size_t>(rows));
-    matmul(p.view, probe.data(), 1, solo.data(), isa);
-    for (int threads : {1, 2}) {
-      MatmulRunner runner(threads, isa);
-      const struct {
-        int64_t n, pos;
-      } batches[] = {{1, 0}, {3, 2}, {12, 11}, {13, 12}, {25, 7}, {49, 48}, {100, 61}};
-      for (const auto& b : batches) {
-        auto x = random_vec(size_t(b.n * cols), uint32_t(100 + b.n));
-        std::copy(probe.begin(), probe.end(), x.begin() + b.pos * cols);
-        std::vector<float> y(size_t(b.n * rows));
-        runner.run(p.view, x.data(), b.n, y.data());
-        for (int64_t r = 0; r < rows; ++r)
-          ASSERT_EQ(bits(y[size_t(b.pos * rows + r)]), bits(solo[size_t(r)]))
-              << isa_name(isa) << " threads " << threads << " n " << b.n << " row " << r;
-      }
-    }
-  }
+  test_util::expect_one_tokens_output_independent_of_batch(p.view);
 }
 
 // A shared-input launch of matrices in different layouts (one in panels, one not) gives each
