@@ -1,5 +1,7 @@
 #include "graph/json_reading.h"
 
+#include <algorithm>
+
 namespace sluice {
 
 using nlohmann::json;
@@ -7,25 +9,6 @@ using nlohmann::json;
 std::optional<std::size_t> json_nul_byte(std::string_view text) {
   const std::size_t at = text.find('\0');
   return at == std::string_view::npos ? std::nullopt : std::optional<std::size_t>(at);
-}
-
-std::optional<std::size_t> json_too_deep(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return std::nullopt;
 }
 
 namespace {
@@ -70,6 +53,24 @@ std::size_t skip_value(std::string_view t, std::size_t i) {
 
 }  // namespace
 
+std::optional<std::size_t> json_too_deep(std::string_view text, int limit) {
+  int depth = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"') {
+      i = skip_string(text, i);
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+    ++i;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string_view> json_member_text(std::string_view document, std::string_view key) {
   std::optional<std::string_view> found;
   std::size_t i = skip_space(document, 0);
@@ -97,22 +98,20 @@ std::optional<std::string_view> json_member_text(std::string_view document, std:
 
 std::string json_minified(std::string_view text) {
   // Written through a pointer into a buffer of the input's size (the result is never longer):
-  // this runs on every Kafka job's body, and appending a byte at a time checked capacity each time.
+  // this runs on every Kafka job's body, and appending a byte at a time checked capacity each
+  // time. Strings are copied whole.
   std::string out(text.size(), '\0');
   char* o = out.data();
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
+  for (std::size_t i = 0; i < text.size();) {
     const char c = text[i];
-    if (in_string) {
-      *o++ = c;
-      if (c == '\\' && i + 1 < text.size()) *o++ = text[++i];
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-      *o++ = c;
-    } else if (!is_space(c)) {
-      *o++ = c;
+    if (c == '"') {
+      const std::size_t end = skip_string(text, i);
+      o = std::copy(text.data() + i, text.data() + end, o);
+      i = end;
+      continue;
     }
+    if (!is_space(c)) *o++ = c;
+    ++i;
   }
   out.resize(std::size_t(o - out.data()));
   return out;
