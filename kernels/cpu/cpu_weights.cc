@@ -44,6 +44,19 @@ bool bf16_asked_and_supported() {
   return false;
 }
 
+// Once a process, what the CPU backend runs on: an operator reading the log can tell which
+// kernels and which precision serve (a machine without AVX-512 BF16, a SLUICE_CPU_ISA left set).
+void log_kernels_once(bool panels, bool bf16, bool interleave) {
+  static const bool logged = [&] {
+    std::fprintf(stderr, "sluice: CPU kernels %s (AVX-512 BF16 %s); F32 matrices %s, Q8_0/Q4_0 %s\n",
+                 isa_name(default_isa()), bf16_dot_supported() ? "available" : "absent",
+                 bf16 ? "in BF16 panels (SLUICE_F32_LAYOUT=bf16)" : panels ? "in F32 panels" : "in rows",
+                 interleave ? "interleaved by 8" : "in rows");
+    return true;
+  }();
+  (void)logged;
+}
+
 enum class Layout { kF32Panels, kBF16Panels, kX8 };
 
 // What a view becomes here, if anything: its new layout and size.
@@ -59,6 +72,7 @@ std::unique_ptr<PreparedWeights> prepare_cpu_matmul_weights(MatrixView* const* v
   const bool interleave = !layout_is("SLUICE_QUANT_LAYOUT", "rows") && x8_pays(default_isa());
   const bool panels = !layout_is("SLUICE_F32_LAYOUT", "rows") && f32_panels_pay(default_isa());
   const bool bf16 = bf16_asked_and_supported();
+  log_kernels_once(panels, bf16, interleave);
   std::vector<Rewrite> rewrites;
   size_t total = 0;
   for (size_t i = 0; i < count; ++i) {
