@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string_view>
 #include <vector>
 
@@ -44,10 +45,23 @@ bool bf16_asked_and_supported() {
   return false;
 }
 
+// A value of `variable` that is none of `known` (a typo such as "bf-16" would otherwise leave
+// the default in force without a word): said once, with what is accepted.
+void warn_unknown_value(const char* variable, std::initializer_list<std::string_view> known, const char* accepted) {
+  const char* env = std::getenv(variable);
+  if (!env || !*env) return;
+  for (std::string_view k : known)
+    if (k == env) return;
+  std::fprintf(stderr, "sluice: %s='%s' is not %s: ignored\n", variable, env, accepted);
+}
+
 // Once a process, what the CPU backend runs on: an operator reading the log can tell which
 // kernels and which precision serve (a machine without AVX-512 BF16, a SLUICE_CPU_ISA left set).
 void log_kernels_once(bool panels, bool bf16, bool interleave) {
   static const bool logged = [&] {
+    warn_unknown_value("SLUICE_CPU_ISA", {"scalar", "avx2", "avx512"}, "scalar, avx2 or avx512");
+    warn_unknown_value("SLUICE_F32_LAYOUT", {"rows", "bf16"}, "rows or bf16");
+    warn_unknown_value("SLUICE_QUANT_LAYOUT", {"rows"}, "rows");
     std::fprintf(stderr, "sluice: CPU kernels %s (AVX-512 BF16 %s); F32 matrices %s, Q8_0/Q4_0 %s\n",
                  isa_name(default_isa()), bf16_dot_supported() ? "available" : "absent",
                  bf16 ? "in BF16 panels (SLUICE_F32_LAYOUT=bf16)" : panels ? "in F32 panels" : "in rows",

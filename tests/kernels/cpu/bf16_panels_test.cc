@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -131,6 +132,24 @@ TEST(BF16Panels, WeightPreparationLaysOutBf16OnlyWhenAskedAndSupported) {
   EXPECT_EQ(a.type, DType::kBF16x16);
   EXPECT_EQ(b.type, DType::kF32x16);  // odd columns: F32 panels
   EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data) % 64, 0u);
+}
+
+// A value the variables do not know is said, with what they accept, and the default stays (the
+// log is once a process: the check runs in a fresh one, re-executed by gtest).
+// Exits 0 when a misspelt SLUICE_F32_LAYOUT left F32 panels (or rows), 1 when it made BF16.
+[[noreturn]] void prepare_with_misspelt_layout() {
+  setenv("SLUICE_F32_LAYOUT", "bf-16", 1);
+  const auto w = random_vec(32 * 64, 11);
+  MatrixView a{DType::kF32, w.data(), 32, 64};
+  MatrixView* views[] = {&a};
+  const auto prepared = prepare_cpu_matmul_weights(views, 1);
+  std::exit(a.type == DType::kBF16x16 ? 1 : 0);
+}
+
+TEST(BF16Panels, AnUnknownLayoutValueIsReportedAndIgnored) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(prepare_with_misspelt_layout(), ::testing::ExitedWithCode(0),
+              "SLUICE_F32_LAYOUT='bf-16' is not rows or bf16: ignored");
 }
 
 }  // namespace
