@@ -334,19 +334,33 @@ const std::unordered_map<std::string, std::string>& topic_synonyms() {
   return m;
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
+// Edits between two words, a swap of two neighbouring letters counting one (optimal string
+// alignment): the most common typo ("chnage") is one edit, not two.
+std::size_t typo_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> before(b.size() + 1), row(b.size() + 1), next(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
+    next[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = up;
+      next[j] = std::min({row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) next[j] = std::min(next[j], before[j - 2] + 1);
     }
+    std::swap(before, row);
+    std::swap(row, next);
   }
   return row[b.size()];
+}
+
+// Whether two word sets differ by exactly one word each, one edit apart (two in words of eight
+// letters or more): stricter than the folded comparison, since it overrides a synonym's fold
+// ("access" and "assess" are two edits apart and two words).
+bool one_typo_apart(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::vector<std::string> only_a, only_b;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only_a));
+  std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(only_b));
+  if (only_a.size() != 1 || only_b.size() != 1) return false;
+  const std::size_t longest = std::max(only_a[0].size(), only_b[0].size());
+  return typo_distance(only_a[0], only_b[0]) <= (longest >= 8 ? 2u : 1u);
 }
 
 // Adverbs of rate, as the "per <unit>" they mean.
@@ -526,6 +540,7 @@ QuestionFeatures question_features(std::string_view question) {
     if (!negation && !polite[i] && !unit && !function_words().count(w) && !has_digit(w) && !polar.words.count(w) &&
         !(i + 1 < tokens.size() && polar.phrases.count(w + " " + tokens[i + 1].lower))) {
       f.content.push_back(content_word(w));
+      f.spelled.push_back(word_stem(w));
     }
     // Names: a run of entity words is one name, known by its last word ("Microsoft Word" is a
     // Word; "Google Drive" is not a "Google Cloud").
@@ -587,6 +602,7 @@ QuestionFeatures question_features(std::string_view question) {
   sort_unique(f.words);
   sort_unique(f.comparatives);
   sort_unique(f.content);
+  sort_unique(f.spelled);
   return f;
 }
 
@@ -631,10 +647,11 @@ std::optional<Guard> guard_mismatch(const QuestionFeatures& a, const QuestionFea
       }
     }
   }
-  // One content word swapped for another, not a typo of it.
+  // One content word swapped for another, not a typo of it: within two edits folded, or as
+  // written (a misspelt word is not folded: "acess" vs "access", which folds to "permission").
   // (A word of an antonym class against another word is the antonym guard's: one-sided, it passes.)
   if (only_a.size() == 1 && only_b.size() == 1 && only_a[0][0] != '~' && only_b[0][0] != '~' &&
-      edit_distance(only_a[0], only_b[0]) > 2) {
+      typo_distance(only_a[0], only_b[0]) > 2 && !one_typo_apart(a.spelled, b.spelled)) {
     return Guard::kTopic;
   }
   // Different words on both sides outweighing the shared ones: another question about the same

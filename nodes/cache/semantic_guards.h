@@ -54,6 +54,7 @@ struct QuestionFeatures {
   std::vector<std::string> words;           // every lower-cased word, sorted, unique
   std::vector<std::string> comparatives;    // sorted, unique
   std::vector<std::string> content;         // content words, folded (see topic), sorted, unique
+  std::vector<std::string> spelled;         // the same words as written (plurals folded), sorted, unique
 };
 
 QuestionFeatures question_features(std::string_view question);

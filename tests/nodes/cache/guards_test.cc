@@ -91,6 +91,11 @@ TEST(SemanticGuards, OneSidedWordsPolitenessAndTyposPass) {
       {"What does store: redis change?", "What changes with store: redis?"},
       {"Error: connection refused. What now?", "What do I do about connection refused errors?"},  // a label, not a setting
       {"How do I fetch the result of a job?", "How can I retrieve the result of a job?"},
+      // Misspelt words whose right spelling folds to a synonym (access = permission, configure
+      // = set up) are compared as written; two letters swapped are one edit.
+      {"How do I acess the billing page?", "How do I access the billing page?"},
+      {"How do I configure the firewall?", "How do I cofnigure the firewall?"},
+      {"How do I recieve invoices by email?", "How do I receive invoices by email?"},
   };
   for (const auto& p : pairs) EXPECT_FALSE(compare(p.a, p.b).has_value()) << p.a << " | " << p.b << ": " << guard_name(*compare(p.a, p.b));
 }
@@ -98,6 +103,8 @@ TEST(SemanticGuards, OneSidedWordsPolitenessAndTyposPass) {
 TEST(SemanticGuards, SwapsOrdinalsPrefixesAndTimesAreRefused) {
   const Refusal refusals[] = {
       {"How do I enable logging for the gateway?", "How do I enable caching for the gateway?", Guard::kTopic},
+      // Two real words two edits apart, one of them folded (access = permission): not a typo.
+      {"How do I access the audit report?", "How do I assess the audit report?", Guard::kTopic},
       {"How do I pin a message?", "How do I unpin a message?", Guard::kAntonym},
       {"How do I activate the plugin?", "How do I deactivate the plugin?", Guard::kAntonym},
       {"How do I get the first element of a list?", "How do I get the last element of a list?", Guard::kAntonym},
