@@ -7,13 +7,15 @@
 
 namespace sluice::kernels {
 
-bool bf16_dot_supported() {
-  static const bool supported = [] {
+bool cpu_has_avx512_bf16() {
+  static const bool has = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512bf16") != 0;
   }();
-  return supported && default_isa() == Isa::kAvx512;
+  return has;
 }
+
+bool bf16_dot_supported() { return cpu_has_avx512_bf16() && default_isa() == Isa::kAvx512; }
 
 bool can_panel_bf16(const MatrixView& w) {
   return w.type == DType::kF32 && w.rows > 0 && w.rows % kBF16PanelRows == 0 && w.cols > 0 && w.cols % 2 == 0;

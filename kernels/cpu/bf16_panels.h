@@ -24,7 +24,9 @@ namespace sluice::kernels {
 
 inline constexpr int kBF16PanelRows = 16;
 
-// Whether this CPU runs vdpbf16ps (AVX-512 BF16) and default_isa() is AVX-512.
+// Whether this CPU has AVX-512 BF16 (vdpbf16ps), whatever SLUICE_CPU_ISA says.
+bool cpu_has_avx512_bf16();
+// Whether this CPU runs vdpbf16ps and default_isa() is AVX-512: the BF16 kernel may run.
 bool bf16_dot_supported();
 // Whether w can be laid out in BF16 panels: kF32, rows a multiple of 16, columns even.
 bool can_panel_bf16(const MatrixView& w);

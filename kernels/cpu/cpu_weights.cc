@@ -37,8 +37,9 @@ bool bf16_asked_and_supported() {
   if (!layout_is("SLUICE_F32_LAYOUT", "bf16")) return false;
   if (bf16_dot_supported()) return true;
   static const bool warned = [] {
-    std::fprintf(stderr, "sluice: SLUICE_F32_LAYOUT=bf16 needs AVX-512 BF16, which this CPU (%s kernels) lacks; "
-                 "F32 weights stay F32\n", isa_name(default_isa()));
+    std::fprintf(stderr, "sluice: SLUICE_F32_LAYOUT=bf16 needs AVX-512 BF16 and the AVX-512 kernels (this process: %s "
+                 "kernels, AVX-512 BF16 %s); F32 weights stay F32\n", isa_name(default_isa()),
+                 cpu_has_avx512_bf16() ? "present" : "absent");
     return true;
   }();
   (void)warned;
@@ -63,7 +64,7 @@ void log_kernels_once(bool panels, bool bf16, bool interleave) {
     warn_unknown_value("SLUICE_F32_LAYOUT", {"rows", "bf16"}, "rows or bf16");
     warn_unknown_value("SLUICE_QUANT_LAYOUT", {"rows"}, "rows");
     std::fprintf(stderr, "sluice: CPU kernels %s (AVX-512 BF16 %s); F32 matrices %s, Q8_0/Q4_0 %s\n",
-                 isa_name(default_isa()), bf16_dot_supported() ? "available" : "absent",
+                 isa_name(default_isa()), cpu_has_avx512_bf16() ? "available" : "absent",
                  bf16 ? "in BF16 panels (SLUICE_F32_LAYOUT=bf16)" : panels ? "in F32 panels" : "in rows",
                  interleave ? "interleaved by 8" : "in rows");
     return true;
