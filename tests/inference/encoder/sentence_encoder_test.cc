@@ -10,6 +10,8 @@
 #include <fstream>
 
 #include "inference/encoder/use_lite_import.h"
+#include "inference/encoder/use_lite_format.h"
+#include "inference/gguf/gguf_file.h"
 #include "inference/gguf/gguf_writer.h"
 #include "inference/model_error.h"
 #include "kernels/cpu/bf16_panels.h"
@@ -202,6 +204,45 @@ TEST(UseLiteModelLoad, RefusesAnotherArchitecture) {
   } catch (const ModelError& e) {
     EXPECT_NE(std::string(e.what()).find("'llama' is not 'use-lite'"), std::string::npos) << e.what();
   }
+}
+
+// A context longer than the position table (UseLiteModel::kTimingTableRows, 512): positions
+// past it are computed per token into the pass's scratch rows. The real model's file with its
+// context set to 600 (the formula has no length of its own): a 600-token text embeds the same
+// alone and between other texts, and its tokens past 512 count.
+TEST(SentenceEncoder, PositionsPastTheTableAreComputedPerToken) {
+  SLUICE_REQUIRE_ENCODER();
+  ScratchDir dir;
+  const std::string path = (dir.path / "long-context.gguf").string();
+  {
+    const auto src = GgufFile::open(default_encoder_path());
+    GgufWriter w;
+    for (const auto& [key, value] : src->metadata()) {
+      if (key == "general.alignment") continue;
+      if (key == use_lite::kContextLength) w.add_u32(key, 600);
+      else w.add_value(key, value);
+    }
+    for (const GgufTensor& t : src->tensors()) w.add_tensor_borrowed(t.name, t.dims, t.type, t.data, size_t(t.bytes));
+    w.write(path);
+  }
+  const std::shared_ptr<const UseLiteModel> model = UseLiteModel::load(path);
+  ASSERT_EQ(model->config().context_length, 600);
+  ASSERT_NE(model->timing_row(UseLiteModel::kTimingTableRows - 1), nullptr);
+  ASSERT_EQ(model->timing_row(UseLiteModel::kTimingTableRows), nullptr);
+  SentenceEncoder encoder(model, {2, 8192});
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "word" + std::to_string(i) + " ";
+  const std::vector<int32_t> ids = encoder.tokenize(text);
+  ASSERT_EQ(ids.size(), 600u);
+  const std::vector<int32_t> first_512(ids.begin(), ids.begin() + UseLiteModel::kTimingTableRows);
+  const std::vector<int32_t> other = encoder.tokenize("How do I enable dark mode?");
+  const size_t dim = size_t(encoder.dimension());
+  std::vector<float> alone(dim), among(3 * dim), cut(dim);
+  encoder.embed_ids({ids}, alone.data());
+  encoder.embed_ids({other, ids, other}, among.data());
+  encoder.embed_ids({first_512}, cut.data());
+  EXPECT_LE(compare(alone.data(), among.data() + dim, dim).max_abs, 1e-6);
+  EXPECT_GT(compare(alone.data(), cut.data(), dim).max_abs, 1e-4) << "the tokens past 512 made no difference";
 }
 
 TEST(UseLiteModelLoad, ImportWritesWhatLoadReads) {
