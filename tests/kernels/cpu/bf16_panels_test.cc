@@ -1,3 +1,6 @@
+// (Bit-for-bit agreement of the AVX-512 BF16 kernel with the scalar twin was verified on AMD Zen
+// 5; the twin follows the instruction's pseudocode in Intel's manual. A CPU whose vdpbf16ps
+// rounds otherwise fails EveryIsaMatchesScalarBitForBit... visibly: the twin must then learn it.)
 // kBF16x16, F32 weights rounded to bfloat16 in row panels (opt-in, SLUICE_F32_LAYOUT=bf16): the
 // rounding is to nearest with ties to even, as the CPU's instruction rounds; the layout keeps
 // every rounded weight; the AVX-512 BF16 kernel computes exactly its scalar twin's arithmetic
