@@ -114,6 +114,40 @@ const std::vector<Phrase>& openers() {
   return p;
 }
 
+// Pleasantries that open a clause of their own ("Thanks for the quick reply!", "Hope you're
+// well,", "Sorry for the basic question, but ..."): the clause up to its punctuation comes off
+// when it ends within kClauseWords words and every word after the opening phrase is one of
+// pleasantry_words(), so that a clause that names a subject ("Quick question about Redis:")
+// stays: the question after it may lean on that subject ("how do I enable it?").
+const std::vector<Phrase>& clause_openers() {
+  static const std::vector<Phrase> p = expand_all({
+      "(thanks|thank you|many thanks) for",
+      "(hope|i hope) (you|you're|you are|all is|everyone is|this finds you)",
+      "(sorry|apologies|i apologise|i apologize) (for|if|about)",
+      "(i have|i've got|i got|i have got) (a|one|another) [quick|small|simple|short] question",
+      "(quick|simple|small|short) (one|q|question)",
+      "please help",
+  });
+  return p;
+}
+constexpr std::size_t kClauseWords = 8;
+
+bool pleasantry_word(const std::string& w) {
+  static const char* const words[] = {
+      "the", "a", "an", "this", "that", "it", "my", "your", "you", "you're", "are", "is", "all", "everyone", "well",
+      "doing", "good", "great", "fine", "finds", "quick", "fast", "prompt", "kind", "earlier", "last", "basic",
+      "simple", "silly", "dumb", "stupid", "newbie", "naive", "late", "long", "reply", "response", "answer", "answers",
+      "help", "support", "time", "trouble", "inconvenience", "delay", "question", "questions", "bothering", "asking",
+      "again", "so", "much", "very", "in", "advance", "one", "q", "another", "small", "short", "me", "bother",
+      "disturbing", "here", "today", "ok", "okay", "and", "of", "for", "have", "being", "as", "always"};
+  for (const char* s : words)
+    if (w == s) return true;
+  return false;
+}
+
+// Words that join a stripped opener to the question ("Sorry for the basic question, but how ...").
+bool joining_word(const std::string& w) { return w == "but" || w == "so" || w == "anyway" || w == "and"; }
+
 // Openers that may run straight into the question ("Hi how do I ...", see starts_question).
 bool bare_greeting(const Phrase& p) { return p.size() == 1 && (p[0] == "hi" || p[0] == "hello" || p[0] == "hey"); }
 
@@ -185,6 +219,20 @@ std::string without_courtesy(std::string_view question) {
   // Openers, each up to its punctuation ("Thanks so much! One more thing: how ...").
   for (bool again = true; again && first < last;) {
     again = false;
+    for (const Phrase& p : clause_openers()) {
+      if (!matches_at(words, first, p)) continue;
+      std::size_t end = first + p.size();  // the clause's last word + 1
+      while (end < last && end - first < kClauseWords && !clause_break(question, words[end - 1].end, words[end].begin)) ++end;
+      if (end >= last || !clause_break(question, words[end - 1].end, words[end].begin)) break;
+      bool pleasantry = true;
+      for (std::size_t k = first + p.size(); k < end && pleasantry; ++k) pleasantry = pleasantry_word(words[k].lower);
+      if (!pleasantry) break;
+      first = end;
+      if (first < last && joining_word(words[first].lower)) ++first;
+      again = true;
+      break;
+    }
+    if (again) continue;
     for (const Phrase& p : openers()) {
       if (!matches_at(words, first, p)) continue;
       std::size_t after = first + p.size();

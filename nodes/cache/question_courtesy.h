@@ -5,6 +5,9 @@
 //
 //   leading greetings and thanks, each closed by , ! . : ; ? or a spaced dash ("Hi team,", "Thanks so
 //     much!", "One more thing:", "Sorry to bother you,");
+//   pleasantry clauses up to their punctuation, when every word of them is a pleasantry ("Thank
+//     you for your quick reply.", "Hope you're doing well,", "Sorry for the basic question, but");
+//     one that names a subject stays ("Quick question about Redis: how do I enable it?");
 //   then one leading request frame: "please", "kindly", "(could|can|would|will) you [please]
 //     (tell me | let me know | explain [to me] | advise [me] [on] | show me | help me)",
 //     "would you mind (telling me | explaining | letting me know | showing me)", "would it be

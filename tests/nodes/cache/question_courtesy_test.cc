@@ -1,5 +1,5 @@
-// without_courtesy (nodes/cache/question_courtesy.h): greetings, thanks and request frames come
-// off; a question about ability, a greeting that is a word of the question, and a text left too
+// without_courtesy (nodes/cache/question_courtesy.h): greetings, thanks, pleasantry clauses and
+// request frames come off; a question about ability, a greeting that is a word of the question, and a text left too
 // short stay as written.
 #include <gtest/gtest.h>
 
@@ -37,6 +37,23 @@ TEST(QuestionCourtesy, QuestionsAboutAbilityAndWordsOfTheQuestionStay) {
                            "Could I cancel my order after it ships?", "Hello world in C: how do I compile it?",
                            "Hi-res images: how do I export them?", "Thank you notes: what should they say?",
                            "Hi, thanks", "Could you tell me?", "How do I reset my password?", ""}) {
+    EXPECT_EQ(without_courtesy(kept), kept) << kept;
+  }
+}
+
+// A pleasantry with a clause of its own comes off up to its punctuation, with a "but" that joins
+// it to the question; a clause that names a subject the question may lean on stays.
+TEST(QuestionCourtesy, PleasantryClausesComeOffAndClausesWithASubjectStay) {
+  EXPECT_EQ(without_courtesy("Thank you for your quick reply. How do I reset my password?"), "How do I reset my password?");
+  EXPECT_EQ(without_courtesy("Hi there, hope you're doing well. How do I reset my password?"), "How do I reset my password?");
+  EXPECT_EQ(without_courtesy("Hi, sorry for the basic question, but how do I add a user?"), "How do I add a user?");
+  EXPECT_EQ(without_courtesy("Hello, I have a question. How do I reset my password?"), "How do I reset my password?");
+  EXPECT_EQ(without_courtesy("Hey folks - quick one: where are the logs?"), "Where are the logs?");
+  EXPECT_EQ(without_courtesy("Please help: my build fails with error 137"), "My build fails with error 137");
+  for (const char* kept : {"Quick question about Redis: how do I enable it?",
+                           "I have a question about invoices. How do I download one?",
+                           "Thanks for the help with the API earlier! How do I rotate keys?",
+                           "Sorry for the delay on the migration, but how do I undo it?", "Thanks for the help!"}) {
     EXPECT_EQ(without_courtesy(kept), kept) << kept;
   }
 }
