@@ -286,8 +286,8 @@ void quantize_q8(const float* x, int64_t cols, int8_t* qs, float* d, int32_t* ne
 const IsaKernels& avx512_kernels() {
   static const IsaKernels k{rows_kernel<FloatTiles>, rows_kernel<FloatTiles>, rows_kernel<Q8Tiles>,
                             rows_kernel<Q4Tiles>, avx512_q8_0x8_rows, avx512_q4_0x8_rows, quantize_q8,
-                            avx512_f32x16_rows, bf16_dot_supported() ? avx512_bf16x16_rows : scalar_bf16x16_rows,
-                            bf16_dot_supported() ? avx512_round_bf16 : scalar_round_bf16};
+                            avx512_f32x16_rows, cpu_has_avx512_bf16() ? avx512_bf16x16_rows : scalar_bf16x16_rows,
+                            cpu_has_avx512_bf16() ? avx512_round_bf16 : scalar_round_bf16};
   return k;
 }
 

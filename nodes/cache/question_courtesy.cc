@@ -44,7 +44,6 @@ std::vector<Word> words_of(std::string_view text) {
   return out;
 }
 
-
 bool matches_at(const std::vector<Word>& words, std::size_t at, const Phrase& p) {
   if (at + p.size() > words.size()) return false;
   for (std::size_t k = 0; k < p.size(); ++k)
@@ -61,7 +60,6 @@ bool clause_break(std::string_view text, std::size_t from, std::size_t to) {
                     gap.find("\xE2\x80\x93") != std::string_view::npos;
   return dash && gap.find(' ') != std::string_view::npos;
 }
-
 
 }  // namespace
 

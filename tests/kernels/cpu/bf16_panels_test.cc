@@ -20,6 +20,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/cpu_weights.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/weight_memory.h"
 #include "tests/kernels/cpu/kernel_test_util.h"
 #include "tests/kernels/cpu/panel_layout_checks.h"
@@ -113,11 +114,19 @@ TEST(BF16Panels, OneTokensOutputIsBitIdenticalWhateverTheBatchAndThreads) {
   test_util::expect_one_tokens_output_independent_of_batch(p.view);
 }
 
-// The AVX-512 kernel is only reached where the CPU has the instruction: say so where it has not,
-// since the bit-for-bit tests above then compare the scalar twin with itself.
-TEST(BF16Panels, TheAvx512Bf16KernelRunsOnThisCpu) {
-  if (!bf16_dot_supported()) GTEST_SKIP() << "this CPU has no AVX-512 BF16 (vdpbf16ps): the kernel was not tested";
-  SUCCEED();
+// The AVX-512 kernels run the BF16 kernel and rounding exactly where the CPU has the instruction
+// (else the scalar twin); where it has not, say so, since the bit-for-bit tests above then
+// compare the twin with itself.
+TEST(BF16Panels, TheAvx512KernelsRunTheBf16KernelWhereTheCpuHasIt) {
+  if (detected_isa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const detail::IsaKernels& k = detail::avx512_kernels();
+  if (!cpu_has_avx512_bf16()) {
+    EXPECT_EQ(k.bf16x16, &detail::scalar_bf16x16_rows);
+    EXPECT_EQ(k.round_bf16, &detail::scalar_round_bf16);
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16 (vdpbf16ps): the kernel was not tested";
+  }
+  EXPECT_EQ(k.bf16x16, &detail::avx512_bf16x16_rows);
+  EXPECT_EQ(k.round_bf16, &detail::avx512_round_bf16);
 }
 
 TEST(BF16Panels, WeightPreparationLaysOutBf16OnlyWhenAskedAndSupported) {
