@@ -53,6 +53,7 @@ using TokenCounter = std::function<std::size_t(std::string_view)>;  // default: 
 // extractive answer.
 std::vector<std::pair<std::size_t, std::size_t>> split_sentences(std::string_view text);
 
+// A document with no text but a title is one chunk with empty text (its title is indexed).
 // Throws std::invalid_argument when max_tokens == 0 or overlap is outside [0, 0.5].
 std::vector<Chunk> chunk_document(const SourceDocument& doc, const ChunkingOptions& options,
                                   const TokenCounter& count_tokens = count_words);

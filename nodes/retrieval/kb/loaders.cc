@@ -165,8 +165,9 @@ void load_text(const std::string& name, const std::string& content, LoadedSource
       }
       SourceDocument d{std::move(id), json_string_field(j, "title"), json_string_field(j, "text"),
                        DocumentKind::kNarrative, CodeLanguage::kNone};
-      if (is_blank(d.text)) {
-        into.problems.push_back({name, line_no, "empty document '" + d.id + "'"});
+      // A title alone is a document (half of CACM's records are a title and no abstract).
+      if (is_blank(d.text) && is_blank(d.title)) {
+        into.problems.push_back({name, line_no, "empty document '" + d.id + "' (no title and no text)"});
         return;
       }
       into.documents.push_back(std::move(d));

@@ -27,6 +27,21 @@ TEST(Chunker, NarrativePacksParagraphsWithinTheLimit) {
   EXPECT_EQ(chunks[3].ordinal, 3u);
 }
 
+// A BEIR record that is a title and no abstract (half of CACM) is one chunk: the title is what
+// the index reads. A document with neither gives no chunk.
+TEST(Chunker, ATitleWithoutTextIsOneChunk) {
+  const auto chunks =
+      chunk_document({"7", "Extraction of Roots by Repeated Subtractions", " \n", DocumentKind::kNarrative, CodeLanguage::kNone},
+                     {100, 0.0});
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0].doc_id, "7");
+  EXPECT_EQ(chunks[0].text, "");
+  EXPECT_EQ(chunks[0].begin, 0u);
+  EXPECT_EQ(chunks[0].end, 0u);
+  EXPECT_EQ(index_text(chunks[0]), "Extraction of Roots by Repeated Subtractions\n");
+  EXPECT_TRUE(chunk_document({"8", "  ", "", DocumentKind::kNarrative, CodeLanguage::kNone}, {100, 0.0}).empty());
+}
+
 TEST(Chunker, ConsecutiveChunksOverlapByTheConfiguredShare) {
   // One long paragraph of 40 sentences x 10 words; limit 100, overlap 20% -> 2 sentences carried.
   std::string text;

@@ -41,7 +41,7 @@ TEST(Loaders, BadInputIsReportedWithPlaceAndSkipped) {
   ASSERT_EQ(s.problems.size(), 6u);
   EXPECT_EQ(s.problems[0].to_string(), "c.jsonl:2: not a JSON object");
   EXPECT_EQ(s.problems[1].line, 3u);
-  EXPECT_EQ(s.problems[2].to_string(), "c.jsonl:4: empty document '4'");
+  EXPECT_EQ(s.problems[2].to_string(), "c.jsonl:4: empty document '4' (no title and no text)");
   // The parser would read the line up to its NUL as document 6 and drop the rest unread.
   EXPECT_EQ(s.problems[3].to_string(), "c.jsonl:6: not a JSON object: a NUL byte at byte 22");
   EXPECT_EQ(s.problems[4].message, "empty document");
@@ -49,6 +49,18 @@ TEST(Loaders, BadInputIsReportedWithPlaceAndSkipped) {
 }
 
 // Configuration files are text documents (the default knowledge base holds docs/alerts.yaml).
+TEST(Loaders, AJsonlRecordWithATitleAndNoTextIsADocument) {
+  LoadedSource s;
+  load_text("corpus.jsonl",
+            "{\"_id\":\"1\",\"title\":\"Preliminary Report-International Algebraic Language\",\"text\":\"\"}\n"
+            "{\"_id\":\"2\",\"title\":\"\",\"text\":\"\"}\n",
+            s);
+  ASSERT_EQ(s.documents.size(), 1u);
+  EXPECT_EQ(s.documents[0].title, "Preliminary Report-International Algebraic Language");
+  ASSERT_EQ(s.problems.size(), 1u);
+  EXPECT_EQ(s.problems[0].to_string(), "corpus.jsonl:2: empty document '2' (no title and no text)");
+}
+
 TEST(Loaders, ConfigurationFilesAreText) {
   LoadedSource s;
   load_text("alerts.yaml", "groups:\n  - name: sluice\n", s);
