@@ -60,7 +60,8 @@ void register_retrieval_nodes(NodeRegistry& registry) {
             throw std::invalid_argument(std::string("model: ") + e.what());
           }
         }
-        return std::make_unique<retrieval::EmbedNode>(std::move(kb));
+        auto demand = retrieval::dense_demand_for(ctx.pipeline_name + "/" + ctx.pipeline_fingerprint, kb.get());
+        return std::make_unique<retrieval::EmbedNode>(std::move(kb), std::move(demand));
       },
   });
   registry.add(NodeKind{
@@ -79,7 +80,8 @@ void register_retrieval_nodes(NodeRegistry& registry) {
         } catch (const std::exception& e) {
           throw std::invalid_argument(std::string("device: ") + e.what());
         }
-        auto node = std::make_unique<retrieval::DenseNode>(std::move(kb), spec.dense().candidates(), ctx.clock);
+        auto demand = retrieval::dense_demand_for(ctx.pipeline_name + "/" + ctx.pipeline_fingerprint, kb.get());
+        auto node = std::make_unique<retrieval::DenseNode>(std::move(kb), spec.dense().candidates(), ctx.clock, std::move(demand));
         if (on_gpu && ctx.metrics != nullptr) node->attach_gpu_metrics(gpu_search_metrics(*ctx.metrics, spec.name()));
         return node;
       },
@@ -103,8 +105,9 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
         auto kb = open_kb(spec.fuse().knowledge_base(), ctx);
         auto options = retrieval::retrieve_options_from(spec.fuse(), ctx.base_dir);
+        auto demand = retrieval::dense_demand_for(ctx.pipeline_name + "/" + ctx.pipeline_fingerprint, kb.get());
         return std::make_unique<retrieval::FuseNode>(std::move(kb), std::move(options), ctx.stage_index, ctx.shrink_factor,
-                                                     spec.name(), ctx.metrics);
+                                                     spec.name(), ctx.metrics, std::move(demand));
       },
   });
   registry.add(NodeKind{

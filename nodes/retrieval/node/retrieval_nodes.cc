@@ -24,7 +24,9 @@ void EmbedNode::process(Batch& batch) {
   // One embedder call per snapshot present in the batch (normally exactly one).
   std::vector<RequestPtr> active;
   for (auto& r : batch.requests) {
-    if (r->active()) active.push_back(r);
+    if (!r->active()) continue;
+    const auto gen = pinned_snapshot(*r, *kb_);  // pinned either way: every branch reads one snapshot
+    if (!demand_ || demand_->wanted(*gen)) active.push_back(r);
   }
   while (!active.empty()) {
     const auto gen = pinned_snapshot(*active.front(), *kb_);
@@ -57,6 +59,7 @@ void DenseNode::process(Batch& batch) {
   for (auto& r : batch.requests) {
     if (!r->active()) continue;
     const auto gen = pinned_snapshot(*r, *kb_);
+    if (demand_ && !demand_->wanted(*gen)) continue;  // no fuse node reads dense hits on this snapshot
     const auto qv = r->attachment<std::vector<float>>(kQueryVectorKey);
     if (!qv || qv->size() != gen->embedder().dimension()) {
       r->complete(Status::Error(StatusCode::kInternal, "dense: no query vector (is an embed node upstream?)"),
@@ -106,7 +109,11 @@ void FuseNode::process(Batch& batch) {
     out->type = classify_query(query);
     out->fusion = fusion_params_for(options_, out->type, *gen);
     static const std::vector<ScoredDoc> kNone;
-    if (bm25 && dense && qv) {
+    if (bm25 && !fuse_reads_dense(options_, *gen)) {
+      // Led by BM25 at weight 1: the dense hits (skipped when no fuse node reads them,
+      // dense_demand.h) change nothing but the dense ranks reported.
+      out->hits = fuse_candidates(*bm25, dense ? *dense : kNone, out->fusion, RetrieveMode::kHybrid);
+    } else if (bm25 && dense && qv) {
       out->hits = hybrid_rank(*gen, qv->data(), *bm25, *dense, out->fusion, options_);
     } else {
       // One branch only (a bm25-only or dense-only pipeline): its ranking as is.

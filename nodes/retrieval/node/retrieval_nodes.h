@@ -26,6 +26,7 @@
 #include "nodes/retrieval/kb/extractive_answer.h"
 #include "nodes/retrieval/kb/knowledge_base.h"
 #include "nodes/retrieval/kb/retriever.h"
+#include "nodes/retrieval/node/dense_demand.h"
 #include "nodes/retrieval/node/path_agreement_watch.h"
 #include "nodes/retrieval/node/knowledge_base_documents.h"
 
@@ -57,16 +58,25 @@ class KnowledgeBaseNode : public SyncNode {
   std::shared_ptr<KnowledgeBase> kb_;
 };
 
+// `demand` (may be null: always embed): the pipeline's fuse nodes (dense_demand.h); a request
+// pinned to a snapshot none of them reads the dense path on is pinned but not embedded.
 class EmbedNode final : public KnowledgeBaseNode {
  public:
-  explicit EmbedNode(std::shared_ptr<KnowledgeBase> kb) : KnowledgeBaseNode(std::move(kb)) {}
+  explicit EmbedNode(std::shared_ptr<KnowledgeBase> kb, std::shared_ptr<const DenseDemand> demand = nullptr)
+      : KnowledgeBaseNode(std::move(kb)), demand_(std::move(demand)) {}
   void process(Batch& batch) override;
+
+ private:
+  std::shared_ptr<const DenseDemand> demand_;
 };
 
+// `demand` (may be null: always search): as EmbedNode's; a request no fuse node reads dense
+// hits for is passed on without them.
 class DenseNode final : public KnowledgeBaseNode {
  public:
-  DenseNode(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates, Clock* clock)
-      : KnowledgeBaseNode(std::move(kb)), candidates_(candidates), clock_(clock) {}
+  DenseNode(std::shared_ptr<KnowledgeBase> kb, std::size_t candidates, Clock* clock,
+            std::shared_ptr<const DenseDemand> demand = nullptr)
+      : KnowledgeBaseNode(std::move(kb)), candidates_(candidates), clock_(clock), demand_(std::move(demand)) {}
   // Feeds `metrics` from the knowledge base's GPU searches (register_nodes.cc) until the node
   // goes, since the snapshots outlive it.
   void attach_gpu_metrics(BatchObserver::Fn metrics) { gpu_ticket_ = kb_->search_observer()->attach(std::move(metrics)); }
@@ -78,6 +88,7 @@ class DenseNode final : public KnowledgeBaseNode {
  private:
   std::size_t candidates_;
   Clock* clock_;
+  std::shared_ptr<const DenseDemand> demand_;
   std::uint64_t gpu_ticket_ = 0;
 };
 
@@ -97,14 +108,21 @@ class FuseNode final : public KnowledgeBaseNode {
   // factor, at least 1: fewer passages for the stages after it).
   // `name`, `metrics` (may be null): for the path-agreement gauges and log lines
   // (path_agreement_watch.h); the knowledge base's current snapshot is reported at once.
+  // `demand` (may be null): the pipeline's DenseDemand, told this node's options while it lives.
+  // Led by BM25 at weight 1, the node ranks BM25's candidates whether or not dense hits came.
   FuseNode(std::shared_ptr<KnowledgeBase> kb, RetrieveOptions options, std::uint16_t stage_index = 0, double shrink_factor = 1,
-           std::string name = "fuse", MetricsRegistry* metrics = nullptr)
+           std::string name = "fuse", MetricsRegistry* metrics = nullptr, std::shared_ptr<DenseDemand> demand = nullptr)
       : KnowledgeBaseNode(std::move(kb)),
         options_(options),
         shrunk_top_k_(std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(options.top_k) * shrink_factor))),
         stage_index_(stage_index),
-        watch_(std::move(name), metrics) {
+        watch_(std::move(name), metrics),
+        demand_(std::move(demand)) {
     if (const auto snapshot = kb_->current()) watch_.observe(*snapshot, options_);
+    if (demand_) demand_ticket_ = demand_->add_fuse(options_);
+  }
+  ~FuseNode() override {
+    if (demand_) demand_->remove_fuse(demand_ticket_);
   }
   void process(Batch& batch) override;
 
@@ -113,6 +131,8 @@ class FuseNode final : public KnowledgeBaseNode {
   std::size_t shrunk_top_k_;
   std::uint16_t stage_index_;
   PathAgreementWatch watch_;
+  std::shared_ptr<DenseDemand> demand_;
+  std::uint64_t demand_ticket_ = 0;
 };
 
 class RerankNode final : public KnowledgeBaseNode {

@@ -207,6 +207,47 @@ TEST(HttpDocuments, RetrieveReturnsRankedChunksWithEachPathsScoreAndRank) {
   }
 }
 
+// Led by BM25 at weight 1 (here by a bar no knowledge base reaches), the pipeline's fuse node
+// reads no dense hits, so embed and dense skip the work (nodes/retrieval/node/dense_demand.h):
+// the answer has no dense ranks. At weight 0.999 the fuse node reads them and they are there.
+TEST(HttpDocuments, ABm25LedHybridAnswersWithoutRunningTheDenseBranch) {
+  json documents{{"documents", json::array()}};
+  const char* topics[] = {"otters sleep holding hands", "volcanoes erupt magma and ash", "yeast makes the dough rise",
+                          "tides follow the moon", "bees dance to point at flowers", "glaciers carve valleys"};
+  for (int i = 0; i < 60; ++i) {  // 50 chunks or more: the path agreement is measured (and is below 1)
+    documents["documents"].push_back(doc("d" + std::to_string(i), std::string(topics[i % 6]) + " and " +
+                                                                      topics[(i / 6 + i) % 6] + ", note " + std::to_string(i) + "."));
+  }
+  for (const std::string weight : {"1", "0.999"}) {
+    const std::string dir = fresh_directory();
+    std::string nodes = kRetrievalNodes;
+    const std::string fuse = "top_k: 5}";
+    nodes.replace(nodes.find(fuse), fuse.size(), "top_k: 5, min_path_agreement: 1, low_agreement_bm25_weight: " + weight + "}");
+    ServedPipeline served(with_kb(nodes, dir), register_nodes);
+    TestClient add(served.source->port());
+    add.send(TestClient::post("/v1/documents", documents.dump()));
+    ASSERT_EQ(add.read_response().status, 200);
+    TestClient client(served.source->port());
+    client.send(TestClient::post("/v1/retrieve", R"({"query":"what makes the dough rise"})"));
+    const ClientResponse r = client.read_response();
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json body = json::parse(r.body);
+    EXPECT_NEAR(body["fusion"]["bm25_weight"].get<double>(), std::stod(weight), 1e-6) << "led by BM25";
+    ASSERT_EQ(body["chunks"].size(), 5u);
+    int dense_ranked = 0;
+    for (const auto& c : body["chunks"]) {
+      EXPECT_NE(c["text"].get<std::string>().find("dough"), std::string::npos) << c.dump();
+      dense_ranked += c["dense_rank"].get<int>() > 0;
+    }
+    if (weight == "1") {
+      EXPECT_EQ(dense_ranked, 0) << "the dense branch ran though no fuse node reads it: " << r.body;
+    } else {
+      EXPECT_GT(dense_ranked, 0) << "a fuse node at weight 0.999 reads the dense hits: " << r.body;
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
+
 TEST(HttpDocuments, RetrieveBadBodiesAre400NamingTheField) {
   Served s;
   struct Case {

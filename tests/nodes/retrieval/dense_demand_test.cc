@@ -1,0 +1,151 @@
+// DenseDemand (node/dense_demand.h): a pipeline whose fuse node is led by BM25 at weight 1 on a
+// snapshot neither embeds its queries nor searches the vectors there, and ranks exactly as it
+// did with them; a fuse node that reads the dense path, or none at all, keeps them running.
+#include "nodes/retrieval/node/dense_demand.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/clock.h"
+#include "nodes/retrieval/node/retrieval_nodes.h"
+
+namespace sluice::retrieval {
+namespace {
+
+class NullSink final : public ResponseSink {
+ public:
+  void on_token(std::string_view) override {}
+  void on_complete(const Request&) override {}
+};
+
+// 60 documents on 6 topics: enough chunks for the path agreement to be measured (50).
+std::shared_ptr<KnowledgeBase> topical_kb() {
+  const std::vector<std::vector<std::string>> topics = {
+      {"turbine", "blade", "stall", "compressor", "airflow"}, {"compiler", "parser", "grammar", "syntax", "token"},
+      {"matrix", "sparse", "eigenvalue", "pivot", "solver"},   {"queue", "scheduler", "priority", "latency", "shed"},
+      {"cache", "eviction", "hit", "miss", "capacity"},        {"shock", "wave", "supersonic", "mach", "nozzle"}};
+  std::vector<SourceDocument> docs;
+  for (std::size_t t = 0; t < topics.size(); ++t) {
+    for (std::size_t i = 0; i < 10; ++i) {
+      std::string text;
+      for (std::size_t w = 0; w < 12; ++w) text += topics[t][(i + w * (t + 1)) % 5] + " ";
+      docs.push_back({"d" + std::to_string(t * 10 + i), "", text + "note" + std::to_string(t * 10 + i),
+                      DocumentKind::kNarrative, CodeLanguage::kNone});
+    }
+  }
+  KnowledgeBaseOptions o;
+  o.lsa.dimensions = 8;
+  auto kb = std::make_shared<KnowledgeBase>(o);
+  kb->upsert(docs);
+  return kb;
+}
+
+void add_queries(Batch& batch, std::size_t first_id) {
+  for (const char* q : {"compressor stall", "sparse eigenvalue solver", "cache eviction capacity"}) {
+    RequestInput in;
+    in.kind = RequestInput::Kind::kCompletion;
+    in.prompt = q;
+    batch.requests.push_back(std::make_shared<Request>(first_id + batch.requests.size(), in, std::make_shared<NullSink>()));
+  }
+}
+
+// Runs embed, bm25, dense and fuse as a pipeline would, the three sharing `demand` (may be null).
+void retrieve(Batch& batch, const std::shared_ptr<KnowledgeBase>& kb, const RetrieveOptions& options,
+              const std::shared_ptr<DenseDemand>& demand) {
+  ManualClock clock;
+  FuseNode fuse(kb, options, 0, 1, "fuse", nullptr, demand);
+  EmbedNode(kb, demand).process(batch);
+  Bm25Node(kb, 100).process(batch);
+  DenseNode(kb, 100, &clock, demand).process(batch);
+  fuse.process(batch);
+}
+
+RetrieveOptions bm25_led(float weight) {
+  RetrieveOptions o;
+  o.min_path_agreement = 1.01f;  // above any measured figure: led by BM25
+  o.low_agreement.bm25_weight = weight;
+  return o;
+}
+
+TEST(DenseDemand, ABm25LedFuseAtWeightOneSkipsEmbeddingAndSearchAndRanksTheSame) {
+  auto kb = topical_kb();
+  ASSERT_TRUE(kb->current()->path_agreement().measured());
+  const RetrieveOptions options = bm25_led(1.f);
+
+  Batch skipped;
+  add_queries(skipped, 1);
+  retrieve(skipped, kb, options, dense_demand_for("p/skip", kb.get()));
+  Batch full;
+  add_queries(full, 11);
+  retrieve(full, kb, options, nullptr);  // no demand: both dense nodes run
+
+  for (std::size_t i = 0; i < skipped.requests.size(); ++i) {
+    const RequestPtr& r = skipped.requests[i];
+    EXPECT_TRUE(r->active()) << r->status().message;
+    EXPECT_EQ(r->attachment<std::vector<float>>(kQueryVectorKey), nullptr) << "embedded though no fuse reads it";
+    EXPECT_EQ(r->attachment<std::vector<ScoredDoc>>(kDenseKey), nullptr) << "searched though no fuse reads it";
+    ASSERT_NE(r->attachment<const KbSnapshot>(kSnapshotKey), nullptr) << "the snapshot is pinned either way";
+    ASSERT_NE(full.requests[i]->attachment<std::vector<ScoredDoc>>(kDenseKey), nullptr);
+    ASSERT_NE(r->attachment<std::vector<ScoredDoc>>(kBm25Key), nullptr);
+    const auto& bm25 = *r->attachment<std::vector<ScoredDoc>>(kBm25Key);
+    const auto& a = r->attachment<RetrievalHits>(kHitsKey)->hits;
+    const auto& b = full.requests[i]->attachment<RetrievalHits>(kHitsKey)->hits;
+    ASSERT_FALSE(bm25.empty()) << r->input().query();
+    // BM25's candidates only: a query BM25 finds fewer than top_k for is not padded with
+    // documents only the dense path found (the hybrid at weight 1 scored them 0, in id order).
+    ASSERT_EQ(a.size(), std::min<std::size_t>(options.top_k, bm25.size()));
+    ASSERT_GE(b.size(), a.size());
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      EXPECT_EQ(a[k].chunk, bm25[k].doc) << "BM25's own order, rank " << k;
+      EXPECT_EQ(a[k].bm25_rank, static_cast<int>(k + 1));
+      EXPECT_EQ(a[k].dense_rank, 0) << "no dense rank: the dense path did not run";
+      // With the dense hits, the ranks above the min-max floor are the same documents with the
+      // same fused scores. At the floor (0: BM25's lowest score, tied) the hybrid used to put
+      // documents only the dense path found, in id order, among BM25's own; now BM25's stay.
+      if (b[k].score > 0) {
+        EXPECT_EQ(a[k].chunk, b[k].chunk) << "rank " << k;
+        EXPECT_EQ(a[k].score, b[k].score) << "rank " << k;
+      }
+    }
+  }
+}
+
+TEST(DenseDemand, AFuseThatReadsTheDensePathKeepsItRunning) {
+  auto kb = topical_kb();
+  for (const RetrieveOptions& options : {bm25_led(0.85f), RetrieveOptions{}}) {
+    auto demand = dense_demand_for("p/reads", kb.get());
+    Batch batch;
+    add_queries(batch, 1);
+    retrieve(batch, kb, options, demand);
+    for (const RequestPtr& r : batch.requests) {
+      EXPECT_NE(r->attachment<std::vector<float>>(kQueryVectorKey), nullptr);
+      EXPECT_NE(r->attachment<std::vector<ScoredDoc>>(kDenseKey), nullptr);
+    }
+  }
+  // Two fuse nodes on one demand: one that reads the dense path is enough to keep it.
+  auto demand = dense_demand_for("p/two", kb.get());
+  const auto snapshot = kb->current();
+  const auto led = demand->add_fuse(bm25_led(1.f));
+  EXPECT_FALSE(demand->wanted(*snapshot));
+  const auto reads = demand->add_fuse(RetrieveOptions{});
+  EXPECT_TRUE(demand->wanted(*snapshot));
+  demand->remove_fuse(reads);
+  EXPECT_FALSE(demand->wanted(*snapshot));
+  demand->remove_fuse(led);
+  EXPECT_TRUE(demand->wanted(*snapshot)) << "no fuse node: the dense path is wanted (a dense-only pipeline)";
+}
+
+TEST(DenseDemand, PipelinesAndKnowledgeBasesHaveTheirOwn) {
+  auto kb = topical_kb();
+  auto other_kb = topical_kb();
+  auto a = dense_demand_for("p/1", kb.get());
+  EXPECT_EQ(a, dense_demand_for("p/1", kb.get()));
+  EXPECT_NE(a, dense_demand_for("p/2", kb.get()));
+  EXPECT_NE(a, dense_demand_for("p/1", other_kb.get()));
+  const auto ticket = a->add_fuse(bm25_led(1.f));
+  EXPECT_FALSE(a->wanted(*kb->current()));
+  EXPECT_TRUE(dense_demand_for("p/2", kb.get())->wanted(*kb->current()));
+  a->remove_fuse(ticket);
+}
+
+}  // namespace
+}  // namespace sluice::retrieval
