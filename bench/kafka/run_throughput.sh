@@ -12,6 +12,8 @@
 #   bench/kafka/run_throughput.sh SLUICE_BINARY [N=5000] [REPS=3]
 #   KAFKA_PROPERTIES='"linger.ms=20", "fetch.min.bytes=65536"' adds librdkafka properties to the
 #   source's (a YAML list's items, quoted)
+#   RATE=5000 produces the lines at that many a second (paced in 10 ms slices through kcat's
+#   stdin) instead of all at once, so the jobs arrive at that rate
 set -euo pipefail
 SLUICE=$(realpath "$1")
 N=${2:-5000}
@@ -85,8 +87,27 @@ run() {  # workers -> "seconds cpu_rdk cpu_kafka cpu_rest"
   done
   read -r r0 k0 o0 <<< "$(cpu_by_group "${pids[@]}")"
   t0=$(date +%s.%N)
-  timeout 60 kcat -b "$boot" -q -P -t sluice.jobs -X sticky.partitioning.linger.ms=0 -l "$DIR/batch.jsonl" ||
-    fail "kcat -P failed"
+  if [[ -n ${RATE:-} ]]; then
+    # Paced: RATE lines a second, written to kcat's stdin in slices of 10 ms.
+    python3 - "$DIR/batch.jsonl" "$RATE" << 'PY' | timeout 300 kcat -b "$boot" -q -P -t sluice.jobs -X sticky.partitioning.linger.ms=0 ||
+import sys, time
+lines = open(sys.argv[1], "rb").readlines()
+rate = float(sys.argv[2])
+per_slice = max(1, int(rate / 100))
+t0 = time.perf_counter()
+out = sys.stdout.buffer
+for i in range(0, len(lines), per_slice):
+    due = t0 + i / rate
+    while (now := time.perf_counter()) < due:
+        time.sleep(due - now)
+    out.write(b"".join(lines[i:i + per_slice]))
+    out.flush()
+PY
+      fail "kcat -P failed"
+  else
+    timeout 60 kcat -b "$boot" -q -P -t sluice.jobs -X sticky.partitioning.linger.ms=0 -l "$DIR/batch.jsonl" ||
+      fail "kcat -P failed"
+  fi
   while :; do
     done_now=0
     for p in "${ports[@]}"; do
@@ -119,8 +140,8 @@ rows = {}
 for line in open(sys.argv[2]):
     w, s, rdk, kafka, rest = line.split()
     rows.setdefault(int(w), []).append((float(s), float(rdk), float(kafka), float(rest)))
-print("| workers | jobs/s (median; each run) | CPU µs per job: librdkafka threads | Sluice Kafka threads | rest | total |")
-print("| --- | --- | --- | --- | --- | --- |")
+print("| workers | jobs/s (median; each run) | CPU µs per job: librdkafka threads | Sluice Kafka threads | rest | total | librdkafka's share (each run) |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
 base = None
 for w, runs in sorted(rows.items()):
     rates = [n / r[0] for r in runs]
@@ -129,5 +150,8 @@ for w, runs in sorted(rows.items()):
     us = lambda i: statistics.median(r[i] for r in runs) / n * 1e6
     total = statistics.median(sum(r[1:]) for r in runs) / n * 1e6
     each = ", ".join(f"{x:.0f}" for x in rates)
-    print(f"| {w} | {med:.0f} ({each}; {med / base:.2f}x) | {us(1):.0f} | {us(2):.0f} | {us(3):.0f} | {total:.0f} |")
+    shares = [r[1] / sum(r[1:]) for r in runs]
+    share_each = ", ".join(f"{100 * x:.1f}%" for x in shares)
+    print(f"| {w} | {med:.0f} ({each}; {med / base:.2f}x) | {us(1):.1f} | {us(2):.1f} | {us(3):.1f} | {total:.1f} | "
+          f"{100 * statistics.median(shares):.1f}% ({share_each}) |")
 PY
