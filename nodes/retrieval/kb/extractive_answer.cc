@@ -11,6 +11,15 @@
 #include "nodes/retrieval/kb/answer_sentences.h"
 
 namespace sluice::retrieval {
+namespace {
+
+// What an answer quotes from a chunk: its text, or its title when it has none (a BEIR record that
+// is only a title, such as half of CACM's, is one chunk of its title; chunker.h).
+std::string_view quotable_text(const Chunk& c) {
+  return c.text.find_first_not_of(" \t\r\n") == std::string::npos ? std::string_view(c.title) : std::string_view(c.text);
+}
+
+}  // namespace
 
 std::string ExtractiveAnswer::sources_text() const { return sluice::sources_text(sources); }
 
@@ -41,11 +50,11 @@ ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<Ret
   std::vector<Candidate> cands;
   const std::size_t passages = std::min(options.passages, hits.size());
   for (std::size_t p = 0; p < passages; ++p) {
-    const Chunk& c = gen.chunks()[hits[p].chunk];
-    for (const AnswerSentence& s : answer_sentences(c.text)) {
+    const std::string_view text = quotable_text(gen.chunks()[hits[p].chunk]);
+    for (const AnswerSentence& s : answer_sentences(text)) {
       std::set<std::string> seen;
       double score = 0;
-      for (const auto& t : analyzer.terms(std::string_view(c.text).substr(s.begin, s.end - s.begin))) {
+      for (const auto& t : analyzer.terms(text.substr(s.begin, s.end - s.begin))) {
         auto it = weight.find(t);
         if (it != weight.end() && seen.insert(t).second) score += it->second;
       }
@@ -69,8 +78,8 @@ ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<Ret
   std::set<std::string_view> quoted;
   cands.erase(std::remove_if(cands.begin(), cands.end(),
                              [&](const Candidate& c) {
-                               const std::string& text = gen.chunks()[hits[c.passage].chunk].text;
-                               return !quoted.insert(std::string_view(text).substr(c.begin, c.end - c.begin)).second;
+                               const std::string_view text = quotable_text(gen.chunks()[hits[c.passage].chunk]);
+                               return !quoted.insert(text.substr(c.begin, c.end - c.begin)).second;
                              }),
               cands.end());
   if (cands.size() > options.max_sentences) cands.resize(options.max_sentences);
@@ -84,7 +93,7 @@ ExtractiveAnswer extractive_answer(std::string_view query, const std::vector<Ret
     if (fresh) answer.sources.push_back({it->second, c.doc_id, c.title, c.begin, c.end, chunk_key(c)});
     // One line of text: a wrapped sentence's line breaks and indentation become one space.
     std::string sentence;
-    for (char ch : c.text.substr(s.begin, std::min(s.end - s.begin, options.max_sentence_bytes))) {
+    for (char ch : quotable_text(c).substr(s.begin, std::min(s.end - s.begin, options.max_sentence_bytes))) {
       const bool space = std::isspace(static_cast<unsigned char>(ch));
       if (space && (sentence.empty() || sentence.back() == ' ')) continue;
       sentence += space ? ' ' : ch;

@@ -6,7 +6,8 @@
 // with none left the answer says so rather than quoting noise. Sentences come in tiers
 // (answer_sentences.h): prose first; measurements (three or more figures) only when no prose
 // sentence matches, unless the question asks for a quantity; table rows, headings, code and
-// fragments only when nothing else matches.
+// fragments only when nothing else matches. A chunk with no text (a document that is only its
+// title) is quoted by its title, as one sentence.
 // Pure function of its inputs; thread-safe.
 #pragma once
 

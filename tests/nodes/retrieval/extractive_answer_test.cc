@@ -46,6 +46,20 @@ TEST(ExtractiveAnswer, QuotesMatchingSentencesWithCitationsThenSources) {
   EXPECT_EQ(none.text(), "No passage in the knowledge base matches the question.");
 }
 
+// A document that is only its title (half of CACM's records) is quoted by its title.
+TEST(ExtractiveAnswer, ATitleOnlyDocumentIsQuotedByItsTitle) {
+  const std::vector<SourceDocument> docs = {
+      {"2", "Extraction of Roots by Repeated Subtractions for Digital Computers", "", DocumentKind::kNarrative,
+       CodeLanguage::kNone},
+      {"9", "Matrix Programs", "Programs that invert a matrix by repeated elimination.", DocumentKind::kNarrative,
+       CodeLanguage::kNone}};
+  const auto a = answer_over(docs, "extraction of roots by repeated subtractions");
+  ASSERT_FALSE(a.sources.empty());
+  EXPECT_EQ(a.sources[0].doc_id, "2");
+  const std::string text = a.text();
+  EXPECT_EQ(text.rfind("Extraction of Roots by Repeated Subtractions for Digital Computers [1]", 0), 0u) << text;
+}
+
 // A table row or heading that matches more query terms than any sentence is not quoted while a
 // prose sentence matches: it says nothing a reader can take as the answer.
 TEST(ExtractiveAnswer, PrefersProseToTableRowsAndHeadings) {
