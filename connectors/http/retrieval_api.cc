@@ -70,8 +70,9 @@ std::optional<ApiError> read_documents(const json& body, std::vector<DocumentUps
     DocumentUpsert u;
     if (auto e = read_string(d, at, "id", true, &u.id)) return e;
     if (auto e = check_id(at + "id", u.id)) return e;
-    if (auto e = read_string(d, at, "text", true, &u.text)) return e;
     if (auto e = read_string(d, at, "title", false, &u.title)) return e;
+    // A document that is only its title (a BEIR record with no text) may leave text out.
+    if (auto e = read_string(d, at, "text", /*required=*/is_blank(u.title), &u.text)) return e;
     if (auto e = read_string(d, at, "kind", false, &u.kind)) return e;
     if (auto e = read_string(d, at, "language", false, &u.language)) return e;
     if (auto [prev, fresh] = first_at.emplace(u.id, i); !fresh) {

@@ -124,6 +124,9 @@ bool is_faq_name(const std::string& name) {
 
 std::optional<SourceDocument> make_document(std::string id, std::string title, const std::string& content,
                                             TextFormat format, bool faq) {
+  // A title given with no text is a document of its title (as a JSONL record's is); a title
+  // made up below from the content or the name is not.
+  const bool titled = !is_blank(title);
   const DocumentKind prose_kind = faq ? DocumentKind::kFaq : DocumentKind::kNarrative;
   SourceDocument d;
   switch (format) {
@@ -150,7 +153,7 @@ std::optional<SourceDocument> make_document(std::string id, std::string title, c
       break;
     }
   }
-  if (is_blank(d.text)) return std::nullopt;
+  if (is_blank(d.text) && !titled) return std::nullopt;
   return d;
 }
 

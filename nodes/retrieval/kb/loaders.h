@@ -46,7 +46,8 @@ std::optional<TextFormat> format_of_name(const std::string& name);
 bool is_faq_name(const std::string& name);
 // One document of a known format, as load_text builds it: HTML converted to text; the title
 // from the text (or the file name for code) when `title` is empty; chunked as FAQ when `faq`
-// (prose formats only). nullopt when the (converted) text is blank.
+// (prose formats only). nullopt when the (converted) text is blank and no title was given (a
+// given title with no text is a document of its title, one chunk).
 std::optional<SourceDocument> make_document(std::string id, std::string title, const std::string& content,
                                             TextFormat format, bool faq);
 

@@ -60,7 +60,10 @@ std::optional<DocumentProblem> to_source_document(const DocumentUpsert& u, Sourc
     return problem("language", "applies to kind 'code' only, not '" + u.kind + "'");
   }
   auto doc = make_document(u.id, u.title, u.text, format, faq);
-  if (!doc) return problem("text", format == TextFormat::kHtml ? "is empty once the HTML is converted to text" : "is empty");
+  if (!doc) {
+    return problem("text", format == TextFormat::kHtml ? "is empty once the HTML is converted to text, and no title is given"
+                                                       : "is empty, and no title is given");
+  }
   *out = std::move(*doc);
   return std::nullopt;
 }

@@ -207,6 +207,19 @@ TEST(HttpDocuments, RetrieveReturnsRankedChunksWithEachPathsScoreAndRank) {
   }
 }
 
+// A document may be only its title (as a BEIR record with no text is for `sluice ingest`).
+TEST(HttpDocuments, ADocumentOfOnlyATitleIsAcceptedFoundAndQuoted) {
+  Served s;
+  auto r = s.post("/v1/documents", R"({"documents":[{"id":"2","title":"Extraction of Roots by Repeated Subtractions"},)"
+                                   R"({"id":"3","title":"Matrix Program Schemes","text":""}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(s.retrieve("extraction of roots").at(0), "2");
+  r = s.post("/v1/chat/completions",
+             R"({"model":"sluice","messages":[{"role":"user","content":"repeated subtractions for roots"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find("Extraction of Roots by Repeated Subtractions [1]"), std::string::npos) << r.body;
+}
+
 // Led by BM25 at weight 1 (here by a bar no knowledge base reaches), the pipeline's fuse node
 // reads no dense hits, so embed and dense skip the work (nodes/retrieval/node/dense_demand.h):
 // the answer has no dense ranks. At weight 0.999 the fuse node reads them and they are there.

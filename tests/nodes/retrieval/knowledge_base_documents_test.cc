@@ -65,6 +65,22 @@ TEST(KnowledgeBaseDocuments, RefusalsNameTheField) {
   p = refused({"a.html", "", "<script>x()</script>", "", ""});
   ASSERT_TRUE(p);
   EXPECT_EQ(p->field, "text");
+  EXPECT_EQ(p->message, "is empty once the HTML is converted to text, and no title is given");
+  p = refused({"a", "", " \n", "", ""});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->message, "is empty, and no title is given");
+}
+
+// A title with no text is a document of its title, as a BEIR record with no text is for
+// `sluice ingest` (loaders.h).
+TEST(KnowledgeBaseDocuments, AGivenTitleWithoutTextIsADocument) {
+  const SourceDocument d = converted({"2", "Extraction of Roots by Repeated Subtractions", "", "", ""});
+  EXPECT_EQ(d.title, "Extraction of Roots by Repeated Subtractions");
+  EXPECT_EQ(d.text, "");
+  LoadedSource loaded;
+  load_text("c.jsonl", R"({"_id":"2","title":"Extraction of Roots by Repeated Subtractions","text":""})", loaded);
+  ASSERT_EQ(loaded.documents.size(), 1u);
+  EXPECT_EQ(content_fingerprint(d), content_fingerprint(loaded.documents[0]));
 }
 
 // The HTTP source refuses bad ids first; the store refuses them too, for any other connector.
