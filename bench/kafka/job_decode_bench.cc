@@ -1,0 +1,69 @@
+// Decoding Kafka job records (connectors/kafka/job_codec.h): JSON lines per second on one
+// thread, for a small chat body (the throughput bench's) and a large one (a chat with a long
+// context, 16 KiB), and the protobuf encoding of the same jobs. What the consumer thread spends
+// per record before the job enters the pipeline (docs/benchmarks.md, "Kafka").
+// Usage: bench_kafka_job_decode [repeats=5] [seconds per measurement=0.5]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "connectors/kafka/job_codec.h"
+
+using namespace sluice::kafka;
+
+namespace {
+
+std::string chat_line(const std::string& content) {
+  return R"({"custom_id": "job-17", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "sluice", )"
+         R"("messages": [{"role": "system", "content": "You answer briefly."}, {"role": "user", "content": ")" +
+         content + R"("}], "max_tokens": 64, "temperature": 0}})";
+}
+
+// Records decoded per second over `seconds`.
+double decodes_per_second(const std::string& record, double seconds) {
+  const RecordRef where{"sluice.jobs", 3, 12345, ""};
+  std::size_t n = 0, ok = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  while (elapsed < seconds) {
+    for (int i = 0; i < 256; ++i) ok += std::holds_alternative<Job>(decode_job(record, where));
+    n += 256;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  if (ok != n) {
+    std::fprintf(stderr, "bench_kafka_job_decode: a record did not decode\n");
+    std::exit(1);
+  }
+  return static_cast<double>(n) / elapsed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repeats = argc > 1 ? std::atoi(argv[1]) : 5;
+  const double seconds = argc > 2 ? std::atof(argv[2]) : 0.5;
+  std::string long_context;
+  while (long_context.size() < 16384) long_context += "The sea otter holds hands while it sleeps. ";
+  const std::vector<std::pair<const char*, std::string>> cases = {{"json, small body", chat_line("question 17")},
+                                                                   {"json, 16 KiB body", chat_line(long_context)}};
+  std::vector<std::pair<std::string, std::string>> records;
+  for (const auto& [name, line] : cases) {
+    records.emplace_back(name, line);
+    Job job = std::get<Job>(decode_job(line, RecordRef{"sluice.jobs", 0, 0, ""}));
+    job.encoding = JobEncoding::kProto;
+    records.emplace_back(std::string("protobuf") + (std::string(name).find("small") != std::string::npos ? ", small body" : ", 16 KiB body"),
+                         encode_job(job));
+  }
+  std::printf("%-22s %8s %14s %12s\n", "record", "bytes", "decodes/s", "us/decode");
+  for (const auto& [name, record] : records) {
+    std::vector<double> rates;
+    for (int r = 0; r < repeats; ++r) rates.push_back(decodes_per_second(record, seconds));
+    std::sort(rates.begin(), rates.end());
+    const double median = rates[rates.size() / 2];
+    std::printf("%-22s %8zu %14.0f %12.2f\n", name.c_str(), record.size(), median, 1e6 / median);
+  }
+}
