@@ -17,6 +17,12 @@ std::shared_ptr<retrieval::KnowledgeBase> open_kb(const std::string& dir, const 
   return retrieval::node_knowledge_base(dir, ctx.base_dir);
 }
 
+// What the pipeline's fuse nodes read of the dense path over `kb` (node/dense_demand.h), shared
+// by its embed, dense and fuse nodes.
+std::shared_ptr<retrieval::DenseDemand> dense_demand(const NodeContext& ctx, const retrieval::KnowledgeBase& kb) {
+  return retrieval::dense_demand_for(ctx.pipeline_name + "/" + ctx.pipeline_fingerprint, &kb);
+}
+
 // The GPU index's launches, as the dense node's metrics (docs/operations.md).
 retrieval::BatchObserver::Fn gpu_search_metrics(MetricsRegistry& metrics, const std::string& node) {
   const Labels labels{{"node", node}};
@@ -60,7 +66,7 @@ void register_retrieval_nodes(NodeRegistry& registry) {
             throw std::invalid_argument(std::string("model: ") + e.what());
           }
         }
-        auto demand = retrieval::dense_demand_for(ctx.pipeline_name + "/" + ctx.pipeline_fingerprint, kb.get());
+        auto demand = dense_demand(ctx, *kb);
         return std::make_unique<retrieval::EmbedNode>(std::move(kb), std::move(demand));
       },
   });
@@ -80,7 +86,7 @@ void register_retrieval_nodes(NodeRegistry& registry) {
         } catch (const std::exception& e) {
           throw std::invalid_argument(std::string("device: ") + e.what());
         }
-        auto demand = retrieval::dense_demand_for(ctx.pipeline_name + "/" + ctx.pipeline_fingerprint, kb.get());
+        auto demand = dense_demand(ctx, *kb);
         auto node = std::make_unique<retrieval::DenseNode>(std::move(kb), spec.dense().candidates(), ctx.clock, std::move(demand));
         if (on_gpu && ctx.metrics != nullptr) node->attach_gpu_metrics(gpu_search_metrics(*ctx.metrics, spec.name()));
         return node;
@@ -105,7 +111,7 @@ void register_retrieval_nodes(NodeRegistry& registry) {
       .factory = [](const NodeSpec& spec, const NodeContext& ctx) -> std::unique_ptr<Node> {
         auto kb = open_kb(spec.fuse().knowledge_base(), ctx);
         auto options = retrieval::retrieve_options_from(spec.fuse(), ctx.base_dir);
-        auto demand = retrieval::dense_demand_for(ctx.pipeline_name + "/" + ctx.pipeline_fingerprint, kb.get());
+        auto demand = dense_demand(ctx, *kb);
         return std::make_unique<retrieval::FuseNode>(std::move(kb), std::move(options), ctx.stage_index, ctx.shrink_factor,
                                                      spec.name(), ctx.metrics, std::move(demand));
       },
