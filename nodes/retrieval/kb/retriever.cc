@@ -42,6 +42,10 @@ bool lexical_led(const RetrieveOptions& options, const KbSnapshot& gen) {
   return lexical_led(options, gen.path_agreement());
 }
 
+bool dense_ranks(const RetrieveOptions& options, const KbSnapshot& gen) {
+  return !lexical_led(options, gen) || options.low_agreement.bm25_weight < 1.f;
+}
+
 FusionParams fusion_params_for(const RetrieveOptions& options, QueryType type, const KbSnapshot& gen) {
   return lexical_led(options, gen) ? options.low_agreement : fusion_params_for(options, type);
 }
@@ -97,6 +101,14 @@ std::vector<ScoredDoc> feedback_dense(const KbSnapshot& gen, const float* query_
 std::vector<RetrievedChunk> hybrid_rank(const KbSnapshot& gen, const float* query_vector,
                                         const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& dense,
                                         const FusionParams& params, const RetrieveOptions& options) {
+  if (!dense_ranks(options, gen)) {
+    // BM25's candidates in BM25's order. With the dense list fused at weight 0, documents only
+    // it found would score 0, the same as BM25's lowest, and fill the floor in id order.
+    std::vector<RetrievedChunk> hits = fuse_candidates(bm25, dense, params, RetrieveMode::kHybrid);
+    hits.erase(std::remove_if(hits.begin(), hits.end(), [](const RetrievedChunk& h) { return h.bm25_rank == 0; }),
+               hits.end());
+    return hits;
+  }
   if (options.feedback_docs == 0 || lexical_led(options, gen)) {
     return fuse_candidates(bm25, dense, params, RetrieveMode::kHybrid);
   }

@@ -89,7 +89,9 @@ std::vector<ScoredDoc> feedback_dense(const KbSnapshot& gen, const float* query_
                                       const std::vector<ScoredDoc>& fused, std::size_t docs, float weight,
                                       std::size_t candidates);
 // fuse -> feedback -> fuse, the whole hybrid ranking for one query (all candidates kept); one
-// fusion without feedback when feedback is off or lexical_led(options, gen).
+// fusion without feedback when feedback is off or lexical_led(options, gen). When the dense
+// path does not rank (!dense_ranks), BM25's candidates only, in BM25's order (with their dense
+// ranks where `dense` has them; `dense` may be empty and `query_vector` null then).
 std::vector<RetrievedChunk> hybrid_rank(const KbSnapshot& gen, const float* query_vector,
                                         const std::vector<ScoredDoc>& bm25, const std::vector<ScoredDoc>& dense,
                                         const FusionParams& params, const RetrieveOptions& options);
@@ -99,6 +101,9 @@ FusionParams fusion_params_for(const RetrieveOptions& options, QueryType type);
 // is on): the hybrid then uses options.low_agreement without feedback.
 bool lexical_led(const RetrieveOptions& options, const KbSnapshot& gen);
 bool lexical_led(const RetrieveOptions& options, const PathAgreement& agreement);
+// Whether the dense path ranks anything on `gen`: false when lexical_led at a low_agreement
+// BM25 weight of 1 (then nothing reads the query vector or the dense hits: node/dense_demand.h).
+bool dense_ranks(const RetrieveOptions& options, const KbSnapshot& gen);
 // The parameters a hybrid query of `type` uses on `gen`: low_agreement when lexical_led, else
 // fusion_params_for(options, type).
 FusionParams fusion_params_for(const RetrieveOptions& options, QueryType type, const KbSnapshot& gen);

@@ -6,10 +6,6 @@
 
 namespace sluice::retrieval {
 
-bool fuse_reads_dense(const RetrieveOptions& options, const KbSnapshot& snapshot) {
-  return !lexical_led(options, snapshot) || options.low_agreement.bm25_weight < 1.f;
-}
-
 std::uint64_t DenseDemand::add_fuse(const RetrieveOptions& options) {
   MutexLock lock(mu_);
   fuses_.emplace_back(next_ticket_, options);
@@ -25,7 +21,7 @@ void DenseDemand::remove_fuse(std::uint64_t ticket) {
 bool DenseDemand::wanted(const KbSnapshot& snapshot) const {
   MutexLock lock(mu_);
   if (fuses_.empty()) return true;
-  return std::any_of(fuses_.begin(), fuses_.end(), [&](const auto& f) { return fuse_reads_dense(f.second, snapshot); });
+  return std::any_of(fuses_.begin(), fuses_.end(), [&](const auto& f) { return dense_ranks(f.second, snapshot); });
 }
 
 std::shared_ptr<DenseDemand> dense_demand_for(const std::string& pipeline, const void* kb) {

@@ -5,11 +5,9 @@
 // `low_agreement_bm25_weight`; at weight 1 (the default) it reads neither the query vector nor
 // the dense hits, so embedding the query and searching the vectors (about 80 us a query on
 // CACM) would be thrown away. The embed and dense nodes ask wanted(snapshot) per batch and skip
-// the requests pinned to a snapshot no fuse node would use it on; the fuse node then ranks BM25's
-// candidates as the hybrid would have: the same order and fused scores above the min-max floor;
-// at the floor (BM25's lowest score, 0 after rescaling) BM25's own tied candidates rather than
-// documents only the dense path found, which the hybrid scored 0 too and ordered by id (nor is a
-// query BM25 finds fewer than top_k for padded with them). The answer carries no dense ranks.
+// the requests pinned to a snapshot no fuse node would use it on (kb/retriever.h, dense_ranks);
+// the fuse node then ranks BM25's candidates in BM25's order, as it does with the dense hits
+// (hybrid_rank), only without their dense ranks.
 //
 // One DenseDemand per (pipeline, knowledge base), found through dense_demand_for() by the nodes
 // of one pipeline; a fuse node adds its options when built and removes them when it goes. With
@@ -34,8 +32,8 @@ class DenseDemand {
   // Returns a ticket for remove_fuse.
   std::uint64_t add_fuse(const RetrieveOptions& options);
   void remove_fuse(std::uint64_t ticket);
-  // False only when fuse nodes are registered and every one is led by BM25 at weight 1 on
-  // `snapshot` (so none reads the query vector or the dense hits).
+  // False only when fuse nodes are registered and none ranks with the dense path on `snapshot`
+  // (kb/retriever.h, dense_ranks: each led by BM25 at weight 1).
   bool wanted(const KbSnapshot& snapshot) const;
 
  private:
@@ -43,9 +41,6 @@ class DenseDemand {
   std::uint64_t next_ticket_ GUARDED_BY(mu_) = 1;
   std::vector<std::pair<std::uint64_t, RetrieveOptions>> fuses_ GUARDED_BY(mu_);
 };
-
-// Whether a fuse node with `options` ranks with the dense path on `snapshot`.
-bool fuse_reads_dense(const RetrieveOptions& options, const KbSnapshot& snapshot);
 
 // The DenseDemand shared by the nodes of the pipeline `pipeline` (its name and fingerprint,
 // graph/node.h) over the knowledge base `kb`; it lives while a node holds it.

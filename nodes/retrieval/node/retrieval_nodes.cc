@@ -109,10 +109,10 @@ void FuseNode::process(Batch& batch) {
     out->type = classify_query(query);
     out->fusion = fusion_params_for(options_, out->type, *gen);
     static const std::vector<ScoredDoc> kNone;
-    if (bm25 && !fuse_reads_dense(options_, *gen)) {
-      // Led by BM25 at weight 1: the dense hits (skipped when no fuse node reads them,
-      // dense_demand.h) change nothing but the dense ranks reported.
-      out->hits = fuse_candidates(*bm25, dense ? *dense : kNone, out->fusion, RetrieveMode::kHybrid);
+    if (bm25 && !dense_ranks(options_, *gen)) {
+      // Led by BM25 at weight 1: BM25's ranking, whether or not the dense hits came (skipped when
+      // no fuse node reads them, dense_demand.h); they only add their ranks.
+      out->hits = hybrid_rank(*gen, nullptr, *bm25, dense ? *dense : kNone, out->fusion, options_);
     } else if (bm25 && dense && qv) {
       out->hits = hybrid_rank(*gen, qv->data(), *bm25, *dense, out->fusion, options_);
     } else {
