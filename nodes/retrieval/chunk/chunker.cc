@@ -400,7 +400,7 @@ std::vector<Chunk> chunk_document(const SourceDocument& doc, const ChunkingOptio
     c.ordinal = static_cast<std::uint32_t>(out.size());
     out.push_back(std::move(c));
   }
-  if (out.empty() && doc.title.find_first_not_of(" \t\r\n") != std::string::npos) {
+  if (out.empty() && !is_blank(doc.title)) {
     // A document that is only its title (a BEIR record with no text) is one chunk: the title is
     // what BM25 and the dense path read (index_text).
     Chunk c;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nodes/retrieval/kb/answer_sentences.h"
+#include "nodes/retrieval/text/utf8.h"
 
 namespace sluice::retrieval {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 // What an answer quotes from a chunk: its text, or its title when it has none (a BEIR record that
 // is only a title, such as half of CACM's, is one chunk of its title; chunker.h).
 std::string_view quotable_text(const Chunk& c) {
-  return c.text.find_first_not_of(" \t\r\n") == std::string::npos ? std::string_view(c.title) : std::string_view(c.text);
+  return is_blank(c.text) ? std::string_view(c.title) : std::string_view(c.text);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "nodes/retrieval/kb/loaders.h"
 
+#include "nodes/retrieval/text/utf8.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -18,8 +20,6 @@ std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
-
-bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 std::string first_line_title(const std::string& text, bool markdown) {
   std::istringstream in(text);

@@ -109,12 +109,10 @@ void FuseNode::process(Batch& batch) {
     out->type = classify_query(query);
     out->fusion = fusion_params_for(options_, out->type, *gen);
     static const std::vector<ScoredDoc> kNone;
-    if (bm25 && !dense_ranks(options_, *gen)) {
-      // Led by BM25 at weight 1: BM25's ranking, whether or not the dense hits came (skipped when
-      // no fuse node reads them, dense_demand.h); they only add their ranks.
-      out->hits = hybrid_rank(*gen, nullptr, *bm25, dense ? *dense : kNone, out->fusion, options_);
-    } else if (bm25 && dense && qv) {
-      out->hits = hybrid_rank(*gen, qv->data(), *bm25, *dense, out->fusion, options_);
+    // Led by BM25 at weight 1 (!dense_ranks) the hybrid is BM25's ranking whether or not the
+    // dense hits came (skipped when no fuse node reads them, dense_demand.h).
+    if (bm25 && ((dense && qv) || !dense_ranks(options_, *gen))) {
+      out->hits = hybrid_rank(*gen, qv ? qv->data() : nullptr, *bm25, dense ? *dense : kNone, out->fusion, options_);
     } else {
       // One branch only (a bm25-only or dense-only pipeline): its ranking as is.
       out->hits = fuse_candidates(bm25 ? *bm25 : kNone, dense ? *dense : kNone, out->fusion,
