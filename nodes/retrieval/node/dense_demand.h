@@ -3,8 +3,9 @@
 //
 // Below the path-agreement bar a fuse node leads with BM25 (kb/retriever.h, lexical_led) at
 // `low_agreement_bm25_weight`; at weight 1 (the default) it reads neither the query vector nor
-// the dense hits, so embedding the query and searching the vectors (about 80 us a query on
-// CACM) would be thrown away. The embed and dense nodes ask wanted(snapshot) per batch and skip
+// the dense hits, so embedding the query and searching the vectors (24 and 110 us of stage time
+// a request on CACM, docs/benchmarks.md) would be thrown away. The embed and dense nodes ask
+// wanted(snapshot) per request (an uncontended lock and one comparison per fuse node) and skip
 // the requests pinned to a snapshot no fuse node would use it on (kb/retriever.h, dense_ranks);
 // the fuse node then ranks BM25's candidates in BM25's order, as it does with the dense hits
 // (hybrid_rank), only without their dense ranks.
