@@ -30,6 +30,10 @@ constexpr Nanos kHoldSlice = 1'000'000;
 // A job refused at intake is offered again after its Retry-After, within these bounds.
 constexpr Nanos kMinIntakeBackoff = 10 * 1'000'000;
 constexpr Nanos kMaxIntakeBackoff = kNanosPerSecond;
+// How long stop() serves the revocation after unsubscribing before it closes anyway: the
+// revocation is the client's own (no broker round trip but the commit), so this is a bound for a
+// broker that does not answer the commit, not a wait.
+constexpr Nanos kLeaveGroupTimeout = 5 * kNanosPerSecond;
 
 void rebalance_trampoline(rd_kafka_t* consumer, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions,
                           void* opaque) {
@@ -207,7 +211,14 @@ void KafkaSource::stop(Nanos flush_timeout) {
   }
   if (s.consumer) {
     s.commit(/*sync=*/true, /*all=*/false);
-    rd_kafka_consumer_close(s.consumer.get());  // revokes (our callback commits again) and leaves the group
+    // Leave the group first, then close. librdkafka 2.0's rd_kafka_consumer_close serves pending
+    // rebalance events on this thread, and an assign call made from one while the group
+    // sub-system terminates can wait forever for a reply that is purged (confluentinc/librdkafka
+    // #4884; seen here once: a worker of two, both sent SIGTERM at once after 20,000 jobs, hung
+    // in close). Unsubscribing and serving the revocation here, while the group is alive, leaves
+    // close nothing to call back; what is done is committed by the revocation (on_rebalance).
+    s.leave_group(kLeaveGroupTimeout);
+    rd_kafka_consumer_close(s.consumer.get());
   }
   s.consumer_queue.reset();
   s.consumer.reset();
@@ -472,6 +483,26 @@ void KafkaSource::Impl::forget(const std::vector<OffsetTracker::Partition>& revo
   }
   for (auto& e : kept) delayed.push(std::move(e));
   for (const auto& p : revoked) paused_now.erase(p);
+}
+
+void KafkaSource::Impl::leave_group(Nanos timeout) {
+  if (rd_kafka_resp_err_t err = rd_kafka_unsubscribe(consumer.get())) {
+    std::fprintf(stderr, "sluice: kafka source '%s': unsubscribe failed: %s\n", name.c_str(), rd_kafka_err2str(err));
+    return;
+  }
+  const Nanos until = intake.clock().now() + timeout;
+  while (intake.clock().now() < until) {
+    // Serves the revocation's callback; a record fetched before it is not taken (the partition's
+    // next owner reads it from the committed offset).
+    if (rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), 20)) rd_kafka_message_destroy(m);
+    rd_kafka_topic_partition_list_t* assigned = nullptr;
+    if (rd_kafka_assignment(consumer.get(), &assigned) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    const bool none = assigned->cnt == 0;
+    rd_kafka_topic_partition_list_destroy(assigned);
+    if (none && rd_kafka_queue_length(consumer_queue.get()) == 0) return;
+  }
+  std::fprintf(stderr, "sluice: kafka source '%s': partitions still assigned %.1f s after unsubscribing; closing anyway\n",
+               name.c_str(), static_cast<double>(timeout) / kNanosPerSecond);
 }
 
 void KafkaSource::Impl::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions) {

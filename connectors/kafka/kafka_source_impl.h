@@ -95,6 +95,11 @@ struct KafkaSource::Impl {
   // Half of max_in_flight: where the loop, held (or paused) at max_in_flight, takes records again.
   std::size_t resume_in_flight() const { return config.max_in_flight() / 2; }
   void commit(bool sync, bool all);
+  // Unsubscribes and serves the resulting revocation (on_rebalance) on the calling thread until
+  // nothing is assigned, or `timeout` passes; records still fetched are dropped, uncommitted.
+  // Called by stop() before rd_kafka_consumer_close, so that close runs no rebalance callback:
+  // see stop() for why.
+  void leave_group(Nanos timeout);
   void on_rebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
   void forget(const std::vector<OffsetTracker::Partition>& revoked);
   void hand_back(const JobTaskPtr& task);
