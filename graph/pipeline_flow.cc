@@ -18,6 +18,7 @@ FlowGraph::FlowGraph(int threads) {
                                                    static_cast<std::size_t>(slots) + 1);
   arena_ = std::make_unique<tbb::task_arena>(slots, /*reserved_for_masters=*/0);
   arena_->execute([this] { graph_ = std::make_unique<tbb::flow::graph>(); });
+  worker_names_ = std::make_unique<ArenaThreadNames>(*arena_, "sluice-graph");
 }
 
 FlowGraph::~FlowGraph() { wait_for_all(); }

@@ -5,8 +5,8 @@
 # workers started and owning partitions, then N OpenAI Batch lines produced with kcat, timed until
 # the workers' sluice_kafka_jobs_total{outcome="completed"} reaches N. CPU: the time on CPU of every
 # thread of the workers (/proc/PID/task/*/schedstat, ns), before the produce and after the last job,
-# grouped by thread name: librdkafka's (rdk:*), Sluice's Kafka threads (sluice-kafka-c/-p), and the
-# rest (graph, oneTBB, HTTP). The graph is a `template` node answering at once, so what is timed is
+# grouped by thread name: librdkafka's (rdk:*), Sluice's Kafka threads (sluice-kafka-c/-p), the
+# graph's oneTBB workers (sluice-graph), and the rest (HTTP, timers). The graph is a `template` node answering at once, so what is timed is
 # the Kafka path and the graph's overhead, not a model. Repeats REPS times; prints a table of
 # medians and each run.
 #   bench/kafka/run_throughput.sh SLUICE_BINARY [N=5000] [REPS=3]
@@ -23,10 +23,10 @@ fail() { echo "run_throughput: $*" >&2; exit 1; }
 source "$(dirname "$0")/../../tests/apps/lib.sh"
 need_tools run_throughput kcat python3 curl
 scratch_dir kafka-bench
-cpu_by_group() {  # pids... -> "rdk sluice_kafka rest" CPU seconds of their threads
+cpu_by_group() {  # pids... -> "rdk sluice_kafka graph rest" CPU seconds of their threads
   python3 - "$@" << 'PY'
 import glob, sys
-groups = {"rdk": 0, "kafka": 0, "rest": 0}
+groups = {"rdk": 0, "kafka": 0, "graph": 0, "rest": 0}
 for pid in sys.argv[1:]:
     for task in glob.glob(f"/proc/{pid}/task/*"):
         try:
@@ -34,9 +34,10 @@ for pid in sys.argv[1:]:
             on_cpu_ns = int(open(f"{task}/schedstat").read().split()[0])  # ns, not 10 ms ticks
         except OSError:
             continue
-        g = "rdk" if comm.startswith("rdk:") else "kafka" if comm.startswith("sluice-kafka") else "rest"
+        g = ("rdk" if comm.startswith("rdk:") else "kafka" if comm.startswith("sluice-kafka")
+             else "graph" if comm.startswith("sluice-graph") else "rest")
         groups[g] += on_cpu_ns / 1e9
-print(groups["rdk"], groups["kafka"], groups["rest"])
+print(groups["rdk"], groups["kafka"], groups["graph"], groups["rest"])
 PY
 }
 
@@ -65,7 +66,7 @@ for ((i = 0; i < N; i++)); do
   printf '{"custom_id": "job-%d", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "sluice", "messages": [{"role": "user", "content": "question %d"}]}}\n' "$i" "$i"
 done > "$DIR/batch.jsonl"
 
-run() {  # workers -> "seconds cpu_rdk cpu_kafka cpu_rest"
+run() {  # workers -> "seconds cpu_rdk cpu_kafka cpu_graph cpu_rest"
   local workers=$1 dev boot pids=() ports=() i t0 t1 done_now
   "$SLUICE" kafka-dev --partitions 4 --port 0 "$DIR/p.yaml" > "$DIR/dev.out" 2> "$DIR/dev.log" &
   dev=$!
@@ -85,7 +86,7 @@ run() {  # workers -> "seconds cpu_rdk cpu_kafka cpu_rest"
     ((all)) && break
     sleep 0.1
   done
-  read -r r0 k0 o0 <<< "$(cpu_by_group "${pids[@]}")"
+  read -r r0 k0 g0 o0 <<< "$(cpu_by_group "${pids[@]}")"
   t0=$(date +%s.%N)
   if [[ -n ${RATE:-} ]]; then
     # Paced: RATE lines a second, written to kcat's stdin in slices of 10 ms.
@@ -118,12 +119,12 @@ PY
     sleep 0.05
   done
   t1=$(date +%s.%N)
-  read -r r1 k1 o1 <<< "$(cpu_by_group "${pids[@]}")"
+  read -r r1 k1 g1 o1 <<< "$(cpu_by_group "${pids[@]}")"
   for p in "${pids[@]}"; do kill -TERM "$p" 2> /dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2> /dev/null || true; done
   kill -TERM "$dev" 2> /dev/null || true
   wait "$dev" 2> /dev/null || true
-  python3 -c "print($t1 - $t0, $r1 - $r0, $k1 - $k0, $o1 - $o0)"
+  python3 -c "print($t1 - $t0, $r1 - $r0, $k1 - $k0, $g1 - $g0, $o1 - $o0)"
 }
 
 echo "# bench/kafka/run_throughput.sh $(basename "$SLUICE") N=$N REPS=$REPS  ($(date -u +%FT%TZ))"
@@ -138,10 +139,10 @@ import statistics, sys
 n = int(sys.argv[1])
 rows = {}
 for line in open(sys.argv[2]):
-    w, s, rdk, kafka, rest = line.split()
-    rows.setdefault(int(w), []).append((float(s), float(rdk), float(kafka), float(rest)))
-print("| workers | jobs/s (median; each run) | CPU µs per job: librdkafka threads | Sluice Kafka threads | rest | total | librdkafka's share (each run) |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
+    w, s, rdk, kafka, graph, rest = line.split()
+    rows.setdefault(int(w), []).append((float(s), float(rdk), float(kafka), float(graph), float(rest)))
+print("| workers | jobs/s (median; each run) | CPU µs per job: librdkafka threads | Sluice Kafka threads | graph workers | rest | total | librdkafka's share (each run) |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
 base = None
 for w, runs in sorted(rows.items()):
     rates = [n / r[0] for r in runs]
@@ -152,6 +153,6 @@ for w, runs in sorted(rows.items()):
     each = ", ".join(f"{x:.0f}" for x in rates)
     shares = [r[1] / sum(r[1:]) for r in runs]
     share_each = ", ".join(f"{100 * x:.1f}%" for x in shares)
-    print(f"| {w} | {med:.0f} ({each}; {med / base:.2f}x) | {us(1):.1f} | {us(2):.1f} | {us(3):.1f} | {total:.1f} | "
+    print(f"| {w} | {med:.0f} ({each}; {med / base:.2f}x) | {us(1):.1f} | {us(2):.1f} | {us(3):.1f} | {us(4):.1f} | {total:.1f} | "
           f"{100 * statistics.median(shares):.1f}% ({share_each}) |")
 PY

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "graph/proto_duration.h"
+#include "graph/thread_names.h"
 
 namespace sluice::kafka {
 namespace {

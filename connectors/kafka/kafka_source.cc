@@ -13,6 +13,7 @@
 #include "connectors/kafka/job_sink.h"
 #include "connectors/kafka/kafka_source_impl.h"
 #include "graph/external_ids.h"
+#include "graph/thread_names.h"
 #include "graph/proto_duration.h"
 
 namespace sluice::kafka {

@@ -1,7 +1,5 @@
 #include "connectors/kafka/rdkafka_handles.h"
 
-#include <pthread.h>
-
 #include "graph/kafka_properties.h"
 
 #include <algorithm>
@@ -20,7 +18,6 @@ Status make_conf(const std::vector<Property>& properties, KafkaConf* out) {
   return Status::Ok();
 }
 
-void name_this_thread(const char* name) { pthread_setname_np(pthread_self(), name); }
 
 Status make_handle(rd_kafka_type_t type, KafkaConf conf, KafkaHandle* out) {
   char error[512];

@@ -38,11 +38,6 @@ Status make_conf(const std::vector<Property>& properties, KafkaConf* out);
 // rd_kafka_new for `type`; takes the configuration only on success.
 Status make_handle(rd_kafka_type_t type, KafkaConf conf, KafkaHandle* out);
 
-// Names the calling thread (at most 15 characters, Linux's limit) so that top, perf and
-// /proc/PID/task/*/comm tell Sluice's Kafka threads from the graph's: with librdkafka's own
-// "rdk:" threads they are the Kafka path's CPU.
-void name_this_thread(const char* name);
-
 // "name=value" strings (a pipeline file's `properties`) as pairs, by graph/kafka_properties.h's
 // rule (the one `sluice validate` applies); the error names the entry.
 Status parse_properties(const std::vector<std::string>& entries, std::vector<Property>* out);
