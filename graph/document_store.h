@@ -24,9 +24,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sluice {
+
+// True when `text` holds nothing but spaces, tabs and line breaks. A document needs a text or a
+// title that is not blank (a title alone is one chunk of its title); the API that takes documents
+// and the loaders that read files apply this one rule.
+inline bool is_blank(std::string_view text) { return text.find_first_not_of(" \t\r\n") == std::string_view::npos; }
 
 // One document to add or replace. `title`, `kind` and `language` may be empty (the store then
 // decides them as it does for files: the title from the text, the kind from the id's extension).

@@ -5,13 +5,12 @@
 
 #include "connectors/http/json_body.h"
 #include "graph/document_id.h"
+#include "graph/document_store.h"
 
 namespace sluice::http {
 namespace {
 
 using nlohmann::json;
-
-bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 // Refuses any key of `obj` outside `known`, naming it as `at` + key.
 std::optional<ApiError> check_fields(const json& obj, const std::string& at, std::initializer_list<const char*> known) {

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "graph/document_store.h"
 #include "graph/fnv1a.h"
-#include "nodes/retrieval/text/utf8.h"
 
 namespace sluice::retrieval {
 

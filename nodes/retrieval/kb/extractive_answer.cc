@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/document_store.h"
 #include "nodes/retrieval/kb/answer_sentences.h"
-#include "nodes/retrieval/text/utf8.h"
 
 namespace sluice::retrieval {
 namespace {

@@ -1,7 +1,5 @@
 #include "nodes/retrieval/kb/loaders.h"
 
-#include "nodes/retrieval/text/utf8.h"
-
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <sstream>
 
 #include "graph/document_id.h"
+#include "graph/document_store.h"
 
 namespace sluice::retrieval {
 namespace fs = std::filesystem;

@@ -24,7 +24,4 @@ bool is_word_char(char32_t cp);
 // Runs of word characters: the chunker's and the LSA embedder's token count.
 std::size_t count_words(std::string_view text);
 
-// True when `text` holds nothing but spaces, tabs and line breaks (an empty document or title).
-inline bool is_blank(std::string_view text) { return text.find_first_not_of(" \t\r\n") == std::string_view::npos; }
-
 }  // namespace sluice::retrieval

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "graph/clock.h"
 #include "nodes/retrieval/node/retrieval_nodes.h"
 
@@ -130,6 +132,71 @@ TEST(DenseDemand, AFuseThatReadsTheDensePathKeepsItRunning) {
   EXPECT_FALSE(demand->wanted(*snapshot));
   demand->remove_fuse(led);
   EXPECT_TRUE(demand->wanted(*snapshot)) << "no fuse node: the dense path is wanted (a dense-only pipeline)";
+}
+
+// An ingest that moves the knowledge base across the path-agreement bar starts or stops the
+// dense branch with its new snapshot, and a request decides by the snapshot it is pinned to: one
+// pinned before the ingest keeps its snapshot's answer while the nodes after it run on the new one.
+TEST(DenseDemand, ASnapshotAcrossTheBarDecidesForTheRequestsPinnedToIt) {
+  auto kb = topical_kb();
+  const auto before = kb->current();
+  // Documents that mix every topic's words: BM25 and the dense path agree differently on them.
+  std::vector<SourceDocument> mixed;
+  const char* words[] = {"turbine", "parser", "pivot", "latency", "eviction", "nozzle", "blade", "grammar", "solver", "shed",
+                         "stall",   "token",  "sparse", "queue",  "hit",      "mach",   "airflow", "syntax", "matrix", "miss"};
+  for (std::size_t i = 0; i < 120; ++i) {
+    std::string text;
+    for (std::size_t w = 0; w < 12; ++w) text += std::string(words[(i * 7 + w * w * 3 + i * w) % 20]) + " ";
+    mixed.push_back({"m" + std::to_string(i), "", text + "mixed" + std::to_string(i), DocumentKind::kNarrative, CodeLanguage::kNone});
+  }
+  kb->upsert(mixed);
+  const auto after = kb->current();
+  const double a = before->path_agreement().overlap, b = after->path_agreement().overlap;
+  ASSERT_TRUE(before->path_agreement().measured() && after->path_agreement().measured());
+  ASSERT_GT(std::abs(a - b), 0.02) << "the two snapshots should sit on either side of a bar between them: " << a << ", " << b;
+  RetrieveOptions options = bm25_led(1.f);
+  options.min_path_agreement = static_cast<float>((a + b) / 2);  // the lower one is led by BM25
+  const bool before_led = a < b;
+
+  auto demand = dense_demand_for("p/swap", kb.get());
+  ManualClock clock;
+  FuseNode fuse(kb, options, 0, 1, "fuse", nullptr, demand);
+  EmbedNode embed(kb, demand);
+  Bm25Node bm25(kb, 100);
+  DenseNode dense(kb, 100, &clock, demand);
+  ASSERT_EQ(demand->wanted(*before), !before_led);
+  ASSERT_EQ(demand->wanted(*after), before_led);
+
+  // Pinned to `before` by the embed node (an old snapshot is kept alive by its requests), the
+  // rest of the pass after the knowledge base moved on: every node decides by `before`.
+  Batch old_batch;
+  add_queries(old_batch, 1);
+  for (const RequestPtr& r : old_batch.requests) r->attach<const KbSnapshot>(kSnapshotKey, before);
+  embed.process(old_batch);
+  bm25.process(old_batch);
+  dense.process(old_batch);
+  fuse.process(old_batch);
+  // A batch that arrives now is pinned to `after`.
+  Batch new_batch;
+  add_queries(new_batch, 11);
+  embed.process(new_batch);
+  bm25.process(new_batch);
+  dense.process(new_batch);
+  fuse.process(new_batch);
+
+  for (const Batch* batch : {&old_batch, &new_batch}) {
+    const bool pinned_before = batch == &old_batch;
+    const bool skips = pinned_before ? before_led : !before_led;
+    for (const RequestPtr& r : batch->requests) {
+      EXPECT_TRUE(r->active()) << r->status().message;
+      EXPECT_EQ(r->attachment<const KbSnapshot>(kSnapshotKey).get(), (pinned_before ? before : after).get());
+      EXPECT_EQ(r->attachment<std::vector<float>>(kQueryVectorKey) == nullptr, skips)
+          << (pinned_before ? "pinned before the ingest" : "pinned after it") << ", agreement " << (pinned_before ? a : b);
+      EXPECT_EQ(r->attachment<std::vector<ScoredDoc>>(kDenseKey) == nullptr, skips);
+      ASSERT_NE(r->attachment<RetrievalHits>(kHitsKey), nullptr);
+      EXPECT_FALSE(r->attachment<RetrievalHits>(kHitsKey)->hits.empty()) << r->input().query();
+    }
+  }
 }
 
 TEST(DenseDemand, PipelinesAndKnowledgeBasesHaveTheirOwn) {
