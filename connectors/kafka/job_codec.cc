@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -232,6 +233,47 @@ void append_embedded(std::string& out, std::string_view serialized) {
     out += json_minified(serialized);
   } else {
     out += dump(text(serialized));
+  }
+}
+
+// Whether `s` is well-formed UTF-8 with no line break: what a line needs of a JSON text that
+// Sluice wrote (JobOutcome::written_by_sluice). ASCII is checked eight bytes at a time.
+bool one_line_of_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    if (i + 8 <= s.size()) {
+      std::uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      // No byte with its high bit set, and none equal to '\n' (0x0A) or '\r' (0x0D).
+      const auto has = [w](std::uint64_t byte) {
+        const std::uint64_t x = w ^ (byte * 0x0101010101010101ull);
+        return ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) != 0;
+      };
+      if ((w & 0x8080808080808080ull) == 0 && !has(0x0A) && !has(0x0D)) {
+        i += 8;
+        continue;
+      }
+    }
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b == '\n' || b == '\r') return false;
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+// `serialized` appended as written when Sluice wrote it and it is one line of UTF-8; otherwise
+// as append_embedded decides.
+void append_written(std::string& out, std::string_view serialized, bool written_by_sluice) {
+  if (written_by_sluice && one_line_of_utf8(serialized)) {
+    out += serialized;
+  } else {
+    append_embedded(out, serialized);
   }
 }
 
@@ -539,7 +581,7 @@ std::string encode_result(const Job& job, const JobOutcome& outcome) {
     m.set_tenant(valid_utf8(job.tenant));
     return m.SerializeAsString();
   }
-  // Written as text around the spliced body and timings (append_embedded): one result per job,
+  // Written as text around the spliced body and timings (append_written): one result per job,
   // and parsing the answer into a tree to write it out again was most of encoding's cost.
   std::string line;
   line.reserve(outcome.body.size() + outcome.timings_json.size() + job.id.size() + job.custom_id.size() + 160);
@@ -551,7 +593,7 @@ std::string encode_result(const Job& job, const JobOutcome& outcome) {
     line += ",\"response\":{\"status_code\":" + std::to_string(outcome.status_code) + ",\"request_id\":";
     line += dump(text(outcome.request_id));
     line += ",\"body\":";
-    append_embedded(line, outcome.body);
+    append_written(line, outcome.body, outcome.written_by_sluice);
     line += "},\"error\":null";
   } else {
     line += ",\"response\":null,\"error\":";
@@ -560,7 +602,7 @@ std::string encode_result(const Job& job, const JobOutcome& outcome) {
   line += ",\"x_sluice\":{\"attempts\":" + std::to_string(outcome.attempts);
   if (!outcome.timings_json.empty()) {
     line += ",\"timings\":";
-    append_embedded(line, outcome.timings_json);
+    append_written(line, outcome.timings_json, outcome.written_by_sluice);
   }
   if (!job.tenant.empty()) {
     line += ",\"tenant\":";

@@ -37,6 +37,7 @@ void KafkaSource::Impl::attempt_ended(const JobTaskPtr& task, AttemptEnd end) {
     outcome.body = std::move(end.body);
     outcome.attempts = attempt;
     outcome.timings_json = std::move(end.timings_json);
+    outcome.written_by_sluice = true;  // JobSink's writers (job_sink.h)
     task->written = JobTask::Written::kResult;
     task->deliveries_pending.store(1);
     return produce(config.results_topic(), job.id, encode_result(job, outcome), task);

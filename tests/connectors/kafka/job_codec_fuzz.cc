@@ -123,7 +123,16 @@ void check_outputs(const Job& job, std::string_view input, const DecodeFailure* 
     FUZZ_CHECK(r["response"]["status_code"] == 200 && r["error"].is_null());
     // The body is the bytes' JSON when they are JSON, else the bytes as a string.
     const json as_json = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-    if (!as_json.is_discarded() && !json_too_deep(bytes, 64) && !sluice::json_nul_byte(bytes)) FUZZ_CHECK(r["response"]["body"] == as_json);
+    if (!as_json.is_discarded() && !json_too_deep(bytes, 64) && !sluice::json_nul_byte(bytes)) {
+      FUZZ_CHECK(r["response"]["body"] == as_json);
+      // The same JSON as the source's own result (spliced when it is one line of UTF-8): the
+      // record is still one line and carries the same body.
+      JobOutcome own = ok;
+      own.written_by_sluice = true;
+      const std::string own_line = encode_result(job, own);
+      FUZZ_CHECK(own_line.find_first_of("\r\n") == std::string::npos);
+      FUZZ_CHECK(must_parse(own_line, "own result")["response"]["body"] == as_json);
+    }
     r = must_parse(encode_result(job, failed), "failed result");
     FUZZ_CHECK(r["response"].is_null() && r["error"]["code"].is_string());
     json d = must_parse(encode_dead_letter(letter), "dead letter");

@@ -494,6 +494,35 @@ TEST(JobCodec, AnOkResultCarriesTheAnswersBodyAsTheEndpointWroteIt) {
   EXPECT_EQ(parsed(encode_result(job, outcome))["response"]["body"], outcome.body);
 }
 
+// The Kafka source's own results (written_by_sluice): body and timings spliced as written, once
+// they are one line of valid UTF-8; a model's text that ends mid-character, or a line break, sends
+// them through the checked path, so the line still parses.
+TEST(JobCodec, ABodySluiceWroteIsSplicedAsWrittenUnlessItIsNotOneLineOfUtf8) {
+  Job job = decoded(kOpenAiLine);
+  JobOutcome outcome;
+  outcome.ok = true;
+  outcome.written_by_sluice = true;
+  outcome.body = R"({"id":"chatcmpl-9","choices":[{"message":{"content":"naïve café — ok"}}],"x":"ü€😀"})";
+  outcome.timings_json = R"({"stages":[{"name":"answer","service_us":12}],"total_us":15})";
+  std::string line = encode_result(job, outcome);
+  EXPECT_NE(line.find(R"("body":)" + outcome.body), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("timings":)" + outcome.timings_json), std::string::npos) << line;
+  EXPECT_EQ(parsed(line)["response"]["body"], json::parse(outcome.body));
+  // Long enough for the eight-byte steps, with the break or the bad byte at every offset.
+  const std::string long_text(64, 'a');
+  for (std::size_t at = 0; at < long_text.size(); ++at) {
+    for (const std::string& odd : {std::string("\n"), std::string("\r"), std::string("\xC3"), std::string("\xE2\x82")}) {
+      std::string text = long_text;
+      text.insert(at, odd);
+      outcome.body = "{\"content\":\"" + text + "\"}";
+      line = encode_result(job, outcome);
+      ASSERT_EQ(line.find('\n'), std::string::npos) << at;
+      const json r = parsed(line);
+      ASSERT_TRUE(r["response"]["body"].is_string()) << "not spliced: checked, and not JSON as it stands; at " << at;
+    }
+  }
+}
+
 TEST(JobCodec, FailedResultHasAnErrorAndNoResponse) {
   Job job = decoded(R"({"url":"/v1/completions","body":{}})", RecordRef{"jobs", 1, 2, ""});
   JobOutcome outcome;
