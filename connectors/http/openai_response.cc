@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/system_fingerprint.h"
+#include "graph/utf8.h"
 
 namespace sluice::http {
 namespace {
@@ -51,41 +52,6 @@ inline void append_escaped(std::string& out, char ch) {
   }
 }
 
-// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms, no
-// surrogates, nothing past U+10FFFF), 0 when the bytes there are not one.
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c == 0xE0) {
-    n = 3;
-    lo = 0xA0;  // no overlong 3-byte forms
-  } else if (c == 0xED) {
-    n = 3;
-    hi = 0x9F;  // no surrogates
-  } else if (c >= 0xE1 && c <= 0xEF) {
-    n = 3;
-  } else if (c == 0xF0) {
-    n = 4;
-    lo = 0x90;  // no overlong 4-byte forms
-  } else if (c >= 0xF1 && c <= 0xF3) {
-    n = 4;
-  } else if (c == 0xF4) {
-    n = 4;
-    hi = 0x8F;  // nothing past U+10FFFF
-  } else {
-    return 0;  // a continuation byte, C0, C1, F5-FF
-  }
-  if (s.size() - i < n) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
-  }
-  return n;
-}
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "graph/base64.h"
 #include "graph/document_id.h"
 #include "graph/json_reading.h"
+#include "graph/utf8.h"
 #include "sluice/jobs.pb.h"
 
 namespace sluice::kafka {
@@ -36,54 +37,6 @@ constexpr std::size_t kMaxMessageBytes = 600;
 constexpr std::string_view kEndpointList = "/v1/chat/completions, /v1/completions, /v1/embeddings, /v1/retrieve";
 
 // ---- UTF-8 ------------------------------------------------------------------------
-
-// The length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629 table 3-7: the
-// second byte's range depends on the first, which excludes overlong forms, surrogates and
-// code points past U+10FFFF); 0 when the bytes there are not one.
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) return 1;
-  std::size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (s.size() - i < n) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
-  }
-  return n;
-}
-
-// `s` with each byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD, so
-// that JSON can carry it and protobuf string fields accept it.
-std::string valid_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  std::size_t run = 0;  // start of the well-formed bytes not yet copied
-  for (std::size_t i = 0; i < s.size();) {
-    if (std::size_t n = utf8_sequence(s, i)) {
-      i += n;
-      continue;
-    }
-    out.append(s.substr(run, i - run));
-    out += "\xEF\xBF\xBD";
-    run = ++i;
-  }
-  out.append(s.substr(run));
-  return out;
-}
 
 // `s` (valid UTF-8) cut to at most kMaxMessageBytes on a character boundary.
 std::string shorten(std::string s) {
