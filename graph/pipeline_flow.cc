@@ -18,7 +18,6 @@ FlowGraph::FlowGraph(int threads) {
                                                    static_cast<std::size_t>(slots) + 1);
   arena_ = std::make_unique<tbb::task_arena>(slots, /*reserved_for_masters=*/0);
   arena_->execute([this] { graph_ = std::make_unique<tbb::flow::graph>(); });
-  worker_names_ = std::make_unique<ArenaThreadNames>(*arena_, "sluice-graph");
 }
 
 FlowGraph::~FlowGraph() { wait_for_all(); }
@@ -52,6 +51,7 @@ FlowGraph::Ends FlowGraph::add_chain(const std::vector<Stage*>& chain, Clock& cl
   PipelineLifecycle* lc = &lifecycle;
   char* quiescent = &quiescent_;
   auto* fn = new flow::function_node<Hop, Hop>(*graph_, chain.front()->concurrency, [clock, lc, chain, quiescent](Hop h) {
+    name_graph_worker();
     SLUICE_HANDOFF_ACQUIRE(h.batch.get());
     Batch& b = *h.batch;
     Nanos ready_at = h.ready_at;
@@ -99,6 +99,7 @@ FlowGraph::Ends FlowGraph::add_async(Stage& stage, Clock& clock_ref, PipelineLif
   char* quiescent = &quiescent_;
   using AsyncFlowNode = flow::async_node<Hop, Hop>;
   auto* an = new AsyncFlowNode(*graph_, st->concurrency, [clock, lc, st, quiescent](Hop h, AsyncFlowNode::gateway_type& gw) {
+    name_graph_worker();
     SLUICE_HANDOFF_ACQUIRE(h.batch.get());
     Batch& b = *h.batch;
     Nanos start = clock->now();

@@ -13,8 +13,8 @@
 // serving engine's step thread, a connector's consumer), and the thread that built the graph
 // then waits for a signal and never runs a task. In the default arena its slot is reserved
 // and only threads - 1 workers run the graph; under a one-CPU affinity (a container with one
-// core, `taskset -c 0`) that is none, and every request waited forever. The arena's workers are
-// named "sluice-graph" (graph/thread_names.h).
+// core, `taskset -c 0`) that is none, and every request waited forever. The node bodies name
+// the workers that run them "sluice-graph" (graph/thread_names.h).
 //
 // Lifetime: the stages, the clock and the lifecycle passed to build() must outlive the graph.
 // The destructor waits for the graph to go idle before destroying its nodes.
@@ -61,6 +61,7 @@ class FlowGraph {
   // TSan cannot see through oneTBB: each task body releases `quiescent_` as it ends and this
   // acquires it (graph/tsan_annotations.h; nothing outside TSan builds).
   void wait_for_all() {
+    GraphVisit visit;  // this thread may run tasks while it waits: it keeps its name
     graph_->wait_for_all();
     SLUICE_HANDOFF_ACQUIRE(&quiescent_);
   }
@@ -77,7 +78,6 @@ class FlowGraph {
 
   std::unique_ptr<tbb::global_control> threads_;
   std::unique_ptr<tbb::task_arena> arena_;
-  std::unique_ptr<ArenaThreadNames> worker_names_;  // names the arena's workers "sluice-graph"
   std::unique_ptr<tbb::flow::graph> graph_;  // made inside arena_, which it attaches to
   char quiescent_ = 0;  // an address for the end-of-task annotations only; never read
   std::vector<std::unique_ptr<tbb::flow::graph_node>> owned_;  // every oneTBB node, destroyed after the graph is idle

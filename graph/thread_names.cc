@@ -5,22 +5,19 @@
 namespace sluice {
 
 namespace {
-thread_local const char* given_name = nullptr;  // what ArenaThreadNames last named this thread
+thread_local bool graph_named = false;  // name_graph_worker named this thread
+thread_local int graph_visits = 0;      // GraphVisits alive on this thread
 }  // namespace
 
 void name_this_thread(const char* name) { pthread_setname_np(pthread_self(), name); }
 
-ArenaThreadNames::ArenaThreadNames(tbb::task_arena& arena, const char* name)
-    : tbb::task_scheduler_observer(arena), name_(name) {
-  observe(true);
+void name_graph_worker() {
+  if (graph_named || graph_visits > 0) return;
+  graph_named = true;
+  name_this_thread("sluice-graph");
 }
 
-ArenaThreadNames::~ArenaThreadNames() { observe(false); }
-
-void ArenaThreadNames::on_scheduler_entry(bool is_worker) {
-  if (!is_worker || given_name == name_) return;
-  name_this_thread(name_);
-  given_name = name_;
-}
+GraphVisit::GraphVisit() { ++graph_visits; }
+GraphVisit::~GraphVisit() { --graph_visits; }
 
 }  // namespace sluice

@@ -220,10 +220,10 @@ bool one_line_of_utf8(std::string_view s) {
   return true;
 }
 
-// `serialized` appended as written when Sluice wrote it and it is one line of UTF-8; otherwise
-// as append_embedded decides.
+// `serialized` appended as written when Sluice wrote it and it is one line of UTF-8 (and not
+// empty, which is no JSON); otherwise as append_embedded decides.
 void append_written(std::string& out, std::string_view serialized, bool written_by_sluice) {
-  if (written_by_sluice && one_line_of_utf8(serialized)) {
+  if (written_by_sluice && !serialized.empty() && one_line_of_utf8(serialized)) {
     out += serialized;
   } else {
     append_embedded(out, serialized);

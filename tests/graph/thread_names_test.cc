@@ -1,17 +1,14 @@
-// Thread names: the workers that join the arena carry its name; the thread that calls into
-// the arena (not a oneTBB worker) keeps its own.
+// Thread names (graph/thread_names.h): a thread that runs a node body is named "sluice-graph";
+// one that only visits (waiting for the graph) and one that submits keep their names.
 #include "graph/thread_names.h"
 
 #include <gtest/gtest.h>
-#include <oneapi/tbb/info.h>
-#include <oneapi/tbb/parallel_for.h>
 #include <pthread.h>
 
-#include <chrono>
-#include <mutex>
-#include <set>
 #include <string>
 #include <thread>
+
+#include "tests/graph/test_support.h"
 
 namespace sluice {
 namespace {
@@ -22,36 +19,57 @@ std::string this_thread_name() {
   return name;
 }
 
-TEST(ArenaThreadNames, WorkersThatJoinTheArenaCarryItsNameAndTheCallerKeepsItsOwn) {
-  if (tbb::info::default_concurrency() < 2) GTEST_SKIP() << "one CPU: oneTBB starts no worker to name";
-  const std::string was = this_thread_name();
-  pthread_setname_np(pthread_self(), "names-caller");
-  tbb::task_arena arena(2, /*reserved_for_masters=*/0);
-  ArenaThreadNames names(arena, "sluice-test");
-  const auto caller = std::this_thread::get_id();
-  std::mutex mu;
-  std::set<std::string> worker_names;
-  std::string caller_name_inside;
-  // Tasks long enough that the arena's worker takes some; a loaded machine may take a while.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (worker_names.empty() && std::chrono::steady_clock::now() < give_up) {
-    arena.execute([&] {
-      tbb::parallel_for(0, 64, [&](int) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        std::lock_guard<std::mutex> lock(mu);
-        if (std::this_thread::get_id() == caller) {
-          caller_name_inside = this_thread_name();
-        } else {
-          worker_names.insert(this_thread_name());
-        }
-      });
-    });
+TEST(ThreadNames, AThreadThatRunsANodeBodyIsNamedAndAVisitorKeepsItsName) {
+  std::string worker, visitor, after_visit;
+  std::thread([&] {
+    name_this_thread("some-thread");
+    name_graph_worker();
+    worker = this_thread_name();
+  }).join();
+  std::thread([&] {
+    name_this_thread("pipeline-owner");
+    {
+      GraphVisit visit;
+      name_graph_worker();
+      visitor = this_thread_name();
+    }
+    after_visit = this_thread_name();
+  }).join();
+  EXPECT_EQ(worker, "sluice-graph");
+  EXPECT_EQ(visitor, "pipeline-owner");
+  EXPECT_EQ(after_visit, "pipeline-owner");
+}
+
+// The sink's on_complete runs where the answering node completed the request: on a graph worker.
+class NameRecordingSink : public testing::RecordingSink {
+ public:
+  void on_complete(const Request& r) override {
+    completed_on = this_thread_name();
+    testing::RecordingSink::on_complete(r);
   }
-  ASSERT_FALSE(worker_names.empty()) << "no task ran on a oneTBB worker in 20 s";
-  EXPECT_EQ(worker_names, std::set<std::string>{"sluice-test"});
-  if (!caller_name_inside.empty()) EXPECT_EQ(caller_name_inside, "names-caller");
-  EXPECT_EQ(this_thread_name(), "names-caller");
-  pthread_setname_np(pthread_self(), was.c_str());
+  std::string completed_on;
+};
+
+TEST(ThreadNames, ThePipelinesNodesRunOnThreadsNamedSluiceGraphAndTheSubmitterKeepsItsName) {
+  std::string submitter, completed_on;
+  std::thread([&] {
+    name_this_thread("submitter");
+    testing::PipelineHarness h(R"(name: names
+sources: [{name: api, kind: http}]
+nodes: [{name: m, kind: mark}, {name: after, kind: answer_marks}]
+edges: [{from: api, to: m}, {from: m, to: after}]
+)");
+    auto sink = std::make_shared<NameRecordingSink>();
+    RequestInput in;
+    in.kind = RequestInput::Kind::kCompletion;
+    in.prompt = "q";
+    ASSERT_TRUE(h.pipeline->submit("api", std::make_shared<Request>(h.pipeline->next_request_id(), in, sink)).ok());
+    ASSERT_TRUE(sink->wait());
+    completed_on = sink->completed_on;
+    submitter = this_thread_name();
+  }).join();
+  EXPECT_EQ(completed_on, "sluice-graph");
+  EXPECT_EQ(submitter, "submitter") << "the thread that built, fed and stopped the pipeline";
 }
 
 }  // namespace

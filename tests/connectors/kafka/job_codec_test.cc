@@ -508,6 +508,8 @@ TEST(JobCodec, ABodySluiceWroteIsSplicedAsWrittenUnlessItIsNotOneLineOfUtf8) {
   EXPECT_NE(line.find(R"("body":)" + outcome.body), std::string::npos) << line;
   EXPECT_NE(line.find(R"("timings":)" + outcome.timings_json), std::string::npos) << line;
   EXPECT_EQ(parsed(line)["response"]["body"], json::parse(outcome.body));
+  outcome.body.clear();  // no JSON at all: written as an empty string, the line still parses
+  EXPECT_EQ(parsed(encode_result(job, outcome))["response"]["body"], "");
   // Long enough for the eight-byte steps, with the break or the bad byte at every offset.
   const std::string long_text(64, 'a');
   for (std::size_t at = 0; at < long_text.size(); ++at) {
