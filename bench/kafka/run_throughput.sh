@@ -6,8 +6,9 @@
 # the workers' sluice_kafka_jobs_total{outcome="completed"} reaches N. CPU: the time on CPU of every
 # thread of the workers (/proc/PID/task/*/schedstat, ns), before the produce and after the last job,
 # grouped by thread name: librdkafka's (rdk:*), Sluice's Kafka threads (sluice-kafka-c/-p), the
-# graph's oneTBB workers (sluice-graph), and the rest (HTTP, timers). The graph is a `template` node answering at once, so what is timed is
-# the Kafka path and the graph's overhead, not a model. Repeats REPS times; prints a table of
+# graph's oneTBB workers (sluice-graph), and the rest (HTTP, timers). The graph is a `template`
+# node answering at once, so what is timed is the Kafka path and the graph's overhead, not a
+# model. Repeats REPS times; prints a table of
 # medians and each run.
 #   bench/kafka/run_throughput.sh SLUICE_BINARY [N=5000] [REPS=3]
 #   KAFKA_PROPERTIES='"linger.ms=20", "fetch.min.bytes=65536"' adds librdkafka properties to the

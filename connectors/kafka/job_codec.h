@@ -116,7 +116,7 @@ struct JobOutcome {
   // Set when `body` and `timings_json` come from Sluice's own JSON writers (the Kafka source's
   // results): a JSON line then splices them as written once they are checked to be valid UTF-8
   // on one line (a model's text can end mid-character), without parsing them again, which cost
-  // about 7.5 ns a byte: milliseconds for an embeddings job's body. Unset (any other caller's
+  // about 12 ns a byte (5.5 ms for 64 embeddings, bench_kafka_job_encode). Unset (any other caller's
   // bytes): each is checked as JSON within the depth bound, and written as a JSON string if it is
   // not.
   bool written_by_sluice = false;
