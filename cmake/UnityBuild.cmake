@@ -2,10 +2,10 @@
 # (CMake's UNITY_BUILD: several .cc files per compiler run), when SLUICE_UNITY_BUILD is on.
 #
 # Why: most of a production file's compile time is parsing the same heavy headers (protobuf's
-# generated code, nlohmann/json, oneTBB); a batch parses them once. scripts/configure-asan
-# turns it on for the sanitizer tree, whose production compile was the largest block of
-# scripts/test. The Release tree keeps one compiler run per file, so it still checks that
-# every file includes what it uses and that no two files' internal names collide by accident.
+# generated code, nlohmann/json, oneTBB); a batch parses them once. scripts/test turns it on
+# for both of its trees (scripts/configure-asan for the sanitizer one): their production compile
+# was the largest block of a clean CI run. A tree configured by hand keeps one compiler run per
+# file, so a developer's build still checks that every file includes what it uses.
 # protobuf's generated files define the same file-local names, so proto/ is never batched. In
 # our own files, two helpers of one name in two files' anonymous namespaces collide when the
 # files share a batch: name file-local helpers for what they serve (queue_delivery_trampoline,
