@@ -3,14 +3,13 @@
 // context, 16 KiB), and the protobuf encoding of the same jobs. What the consumer thread spends
 // per record before the job enters the pipeline (docs/benchmarks.md, "Kafka").
 // Usage: bench_kafka_job_decode [repeats=5] [seconds per measurement=0.5]
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "bench/kafka/calls_per_second.h"
 #include "connectors/kafka/job_codec.h"
 
 using namespace sluice::kafka;
@@ -21,24 +20,6 @@ std::string chat_line(const std::string& content) {
   return R"({"custom_id": "job-17", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "sluice", )"
          R"("messages": [{"role": "system", "content": "You answer briefly."}, {"role": "user", "content": ")" +
          content + R"("}], "max_tokens": 64, "temperature": 0}})";
-}
-
-// Records decoded per second over `seconds`.
-double decodes_per_second(const std::string& record, double seconds) {
-  const RecordRef where{"sluice.jobs", 3, 12345, ""};
-  std::size_t n = 0, ok = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  double elapsed = 0;
-  while (elapsed < seconds) {
-    for (int i = 0; i < 256; ++i) ok += std::holds_alternative<Job>(decode_job(record, where));
-    n += 256;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-  if (ok != n) {
-    std::fprintf(stderr, "bench_kafka_job_decode: a record did not decode\n");
-    std::exit(1);
-  }
-  return static_cast<double>(n) / elapsed;
 }
 
 }  // namespace
@@ -59,10 +40,14 @@ int main(int argc, char** argv) {
   }
   std::printf("%-22s %8s %14s %12s\n", "record", "bytes", "decodes/s", "us/decode");
   for (const auto& [name, record] : records) {
+    const RecordRef where{"sluice.jobs", 3, 12345, ""};
     std::vector<double> rates;
-    for (int r = 0; r < repeats; ++r) rates.push_back(decodes_per_second(record, seconds));
-    std::sort(rates.begin(), rates.end());
-    const double median = rates[rates.size() / 2];
+    for (int r = 0; r < repeats; ++r) {
+      rates.push_back(sluice::bench::calls_per_second(
+          [&] { return std::holds_alternative<Job>(decode_job(record, where)); }, seconds, 256,
+          "bench_kafka_job_decode: a record did not decode"));
+    }
+    const double median = sluice::bench::median_of(rates);
     std::printf("%-22s %8zu %14.0f %12.2f\n", name.c_str(), record.size(), median, 1e6 / median);
   }
 }

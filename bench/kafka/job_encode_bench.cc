@@ -5,14 +5,13 @@
 // (checked as JSON, then spliced). What a worker spends per result after the pipeline answered
 // (docs/benchmarks.md, "Kafka").
 // Usage: bench_kafka_job_encode [repeats=5] [seconds per measurement=0.5]
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "bench/kafka/calls_per_second.h"
 #include "connectors/kafka/job_codec.h"
 
 using namespace sluice::kafka;
@@ -49,21 +48,10 @@ const char* kChatBody =
 const char* kTimings =
     R"({"stages":[{"name":"admit","queue_us":3,"service_us":1},{"name":"embed","queue_us":40,"service_us":41800}],"total_us":41900})";
 
-// Result lines written per second over `seconds`.
+// Result lines written per second over `seconds`; a line must carry the body.
 double encodes_per_second(const Job& job, const JobOutcome& outcome, double seconds) {
-  std::size_t n = 0, bytes = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  double elapsed = 0;
-  while (elapsed < seconds) {
-    for (int i = 0; i < 16; ++i) bytes += encode_result(job, outcome).size();
-    n += 16;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-  if (bytes < n * outcome.body.size()) {
-    std::fprintf(stderr, "bench_kafka_job_encode: a result lost its body\n");
-    std::exit(1);
-  }
-  return static_cast<double>(n) / elapsed;
+  return sluice::bench::calls_per_second([&] { return encode_result(job, outcome).size() >= outcome.body.size(); },
+                                         seconds, 16, "bench_kafka_job_encode: a result lost its body");
 }
 
 }  // namespace
@@ -90,9 +78,7 @@ int main(int argc, char** argv) {
       outcome.written_by_sluice = false;
       checked.push_back(encodes_per_second(job, outcome, seconds));
     }
-    std::sort(written.begin(), written.end());
-    std::sort(checked.begin(), checked.end());
-    const double w = 1e6 / written[written.size() / 2], c = 1e6 / checked[checked.size() / 2];
+    const double w = 1e6 / sluice::bench::median_of(written), c = 1e6 / sluice::bench::median_of(checked);
     std::printf("%-16s %9zu %16.2f %16.2f %9.1fx\n", name.c_str(), body.size(), w, c, c / w);
   }
 }

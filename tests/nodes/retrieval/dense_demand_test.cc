@@ -9,6 +9,7 @@
 
 #include "graph/clock.h"
 #include "nodes/retrieval/node/retrieval_nodes.h"
+#include "tests/nodes/retrieval/path_agreement_fixtures.h"
 
 namespace sluice::retrieval {
 namespace {
@@ -19,20 +20,12 @@ class NullSink final : public ResponseSink {
   void on_complete(const Request&) override {}
 };
 
-// 60 documents on 6 topics: enough chunks for the path agreement to be measured (50).
+// 60 documents on 6 topics (topical_texts): enough chunks for the path agreement to be
+// measured (50).
 std::shared_ptr<KnowledgeBase> topical_kb() {
-  const std::vector<std::vector<std::string>> topics = {
-      {"turbine", "blade", "stall", "compressor", "airflow"}, {"compiler", "parser", "grammar", "syntax", "token"},
-      {"matrix", "sparse", "eigenvalue", "pivot", "solver"},   {"queue", "scheduler", "priority", "latency", "shed"},
-      {"cache", "eviction", "hit", "miss", "capacity"},        {"shock", "wave", "supersonic", "mach", "nozzle"}};
   std::vector<SourceDocument> docs;
-  for (std::size_t t = 0; t < topics.size(); ++t) {
-    for (std::size_t i = 0; i < 10; ++i) {
-      std::string text;
-      for (std::size_t w = 0; w < 12; ++w) text += topics[t][(i + w * (t + 1)) % 5] + " ";
-      docs.push_back({"d" + std::to_string(t * 10 + i), "", text + "note" + std::to_string(t * 10 + i),
-                      DocumentKind::kNarrative, CodeLanguage::kNone});
-    }
+  for (auto& t : topical_texts(6)) {
+    docs.push_back({std::move(t.id), "", std::move(t.text), DocumentKind::kNarrative, CodeLanguage::kNone});
   }
   KnowledgeBaseOptions o;
   o.lsa.dimensions = 8;

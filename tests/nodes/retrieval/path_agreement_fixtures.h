@@ -31,25 +31,38 @@ class HashEmbedder final : public Embedder {
   }
 };
 
-// 120 chunks on 12 topics; each topic's chunks share its words, so a corpus-fitted model and
-// BM25 both find a chunk's topic-mates.
-inline std::vector<Chunk> topical_corpus() {
-  const std::vector<std::vector<std::string>> topics = {
+// Texts on the first `topics` of 12 topics (at most 12), 10 a topic; each topic's texts share
+// its words, so a corpus-fitted model and BM25 both find a text's topic-mates. Ids d0, d1, ...
+struct TopicalText {
+  std::string id;
+  std::string text;
+};
+inline std::vector<TopicalText> topical_texts(std::size_t topics = 12) {
+  static const std::vector<std::vector<std::string>> kTopics = {
       {"turbine", "blade", "stall", "compressor", "airflow"}, {"boundary", "layer", "viscous", "laminar", "transition"},
       {"compiler", "parser", "grammar", "syntax", "token"},   {"matrix", "sparse", "eigenvalue", "pivot", "solver"},
       {"queue", "scheduler", "priority", "latency", "shed"},  {"cache", "eviction", "hit", "miss", "capacity"},
       {"kafka", "partition", "offset", "consumer", "broker"}, {"embedding", "vector", "cosine", "encoder", "dense"},
       {"shock", "wave", "supersonic", "mach", "nozzle"},      {"heat", "transfer", "convection", "plate", "flux"},
       {"graph", "vertex", "edge", "path", "tree"},            {"sort", "merge", "heap", "quick", "comparison"}};
-  std::vector<Chunk> chunks;
-  for (std::size_t t = 0; t < topics.size(); ++t) {
+  std::vector<TopicalText> out;
+  for (std::size_t t = 0; t < topics && t < kTopics.size(); ++t) {
     for (std::size_t i = 0; i < 10; ++i) {
       std::string text;
-      for (std::size_t w = 0; w < 12; ++w) text += topics[t][(i + w * (t + 1)) % 5] + " ";
+      for (std::size_t w = 0; w < 12; ++w) text += kTopics[t][(i + w * (t + 1)) % 5] + " ";
       text += "note" + std::to_string(t * 10 + i);
-      const std::string id = "d" + std::to_string(t * 10 + i);
-      chunks.push_back(Chunk{id, "", text, 0, static_cast<std::uint32_t>(text.size()), 0});
+      out.push_back({"d" + std::to_string(t * 10 + i), std::move(text)});
     }
+  }
+  return out;
+}
+
+// 120 chunks on 12 topics (topical_texts).
+inline std::vector<Chunk> topical_corpus() {
+  std::vector<Chunk> chunks;
+  for (auto& t : topical_texts()) {
+    const auto size = static_cast<std::uint32_t>(t.text.size());
+    chunks.push_back(Chunk{t.id, "", std::move(t.text), 0, size, 0});
   }
   return chunks;
 }
