@@ -1,13 +1,13 @@
 #include "inference/encoder/sentence_encoder.h"
 
 #include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "graph/visible_parallel_for.h"
 #include "inference/encoder/encoder_rows.h"
 #include "inference/encoder/text_attention.h"
 
@@ -106,10 +106,9 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
   Pass::fit(p.pooled, n_texts * std::max(c.model_width, c.output_width));
 
   p.arena.execute([&] {
-    using oneapi::tbb::parallel_for;
     // Rows of the `n` tokens in parallel, at least 64 a task.
     auto each_row = [&](auto&& body) {
-      parallel_for(oneapi::tbb::blocked_range<int64_t>(0, n, 64), [&](const oneapi::tbb::blocked_range<int64_t>& r) {
+      visible_parallel_for(oneapi::tbb::blocked_range<int64_t>(0, n, 64), [&](const oneapi::tbb::blocked_range<int64_t>& r) {
         for (int64_t t = r.begin(); t < r.end(); ++t) body(t);
       });
     };
@@ -120,7 +119,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
       if (small) {
         for (int64_t i = 0; i < count; ++i) body(i);
       } else {
-        parallel_for(int64_t(0), count, body);
+        visible_parallel_for(int64_t(0), count, body);
       }
     };
     // Embeddings plus the positional signal, in the graph's order of additions.
@@ -219,7 +218,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
     if (small) {
       hidden_means(oneapi::tbb::blocked_range<int>(0, F));
     } else {
-      parallel_for(oneapi::tbb::blocked_range<int>(0, F, 64), hidden_means);
+      visible_parallel_for(oneapi::tbb::blocked_range<int>(0, F, 64), hidden_means);
     }
     if (kept > 0) be.matmul(last.ffn_down, p.wide.data(), kept, p.tmp.data());
     each_job(kept, [&](int64_t k) {  // an empty text's m stays zero

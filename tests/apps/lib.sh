@@ -43,3 +43,25 @@ metric() {
   r=$(curl -s --max-time 5 "http://$1/metrics" | grep -F -- "$2" | grep -F -- "${3:-}" | head -1 | awk '{print $2}')
   echo "${r:-0}"
 }
+
+# restartable_port: a free loopback port below the kernel's ephemeral range, for a server the
+# test kills and starts again on the same port (as tests/nodes/cache/redis_server.h does, and
+# why: a port in the ephemeral range may be taken as some connection's source port while the
+# server is down, and the restart then cannot bind it).
+restartable_port() {
+  python3 - <<'PY'
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    port = random.randrange(10000, max(11000, low))
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+PY
+}

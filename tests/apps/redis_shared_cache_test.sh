@@ -17,7 +17,7 @@ source "$(dirname "$0")/lib.sh"
 need_tools redis_shared_cache_test redis-server curl python3
 scratch_dir redis-cache
 
-RPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+RPORT=$(restartable_port)
 start_redis() {
   redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no --logfile /dev/null &
   REDIS=$!

@@ -1,6 +1,6 @@
 #include "nodes/retrieval/bm25/bm25_index.h"
 
-#include <tbb/parallel_for.h>
+#include <tbb/blocked_range.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "graph/visible_parallel_for.h"
 #include "nodes/retrieval/serial.h"
 
 namespace sluice::retrieval {
@@ -171,7 +172,7 @@ std::vector<ScoredDoc> Bm25Index::search_maxscore(std::vector<QueryTerm> q, std:
 std::vector<std::vector<ScoredDoc>> Bm25Index::search_batch(
     const std::vector<std::vector<std::string>>& queries, std::size_t k, Strategy strategy) const {
   std::vector<std::vector<ScoredDoc>> out(queries.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, queries.size(), 16),
+  visible_parallel_for(tbb::blocked_range<std::size_t>(0, queries.size(), 16),
                     [&](const tbb::blocked_range<std::size_t>& r) {
                       for (std::size_t i = r.begin(); i != r.end(); ++i) {
                         out[i] = search(queries[i], k, strategy);

@@ -1,11 +1,12 @@
 #include "nodes/retrieval/dense/exact_index.h"
 
-#include <tbb/parallel_for.h>
+#include <tbb/blocked_range.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <stdexcept>
 
+#include "graph/visible_parallel_for.h"
 #include "nodes/retrieval/serial.h"
 
 namespace sluice::retrieval {
@@ -97,7 +98,7 @@ std::vector<std::vector<ScoredDoc>> ExactIndex::search(const float* queries, std
   if (nq >= kQueryBlock * workers || workers == 1) {
     // Split by queries: each worker streams the corpus once for its share.
     const std::size_t grain = std::max(kQueryBlock, (nq / workers + kQueryBlock - 1) / kQueryBlock * kQueryBlock);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nq, grain), [&](const tbb::blocked_range<std::size_t>& r) {
+    visible_parallel_for(tbb::blocked_range<std::size_t>(0, nq, grain), [&](const tbb::blocked_range<std::size_t>& r) {
       std::vector<TopK> tops(r.size(), TopK(k));
       scan(queries + r.begin() * dim_, r.size(), 0, panels, tops);
       for (std::size_t i = 0; i < r.size(); ++i) out[r.begin() + i] = tops[i].take_sorted();
@@ -107,7 +108,7 @@ std::vector<std::vector<ScoredDoc>> ExactIndex::search(const float* queries, std
   // Few queries: split the corpus, merge per-range heaps.
   const std::size_t ranges = std::min(workers, panels);
   std::vector<std::vector<TopK>> partial(ranges);
-  tbb::parallel_for(std::size_t{0}, ranges, [&](std::size_t r) {
+  visible_parallel_for(std::size_t{0}, ranges, [&](std::size_t r) {
     const std::size_t b = panels * r / ranges, e = panels * (r + 1) / ranges;
     partial[r].assign(nq, TopK(k));
     scan(queries, nq, b, e, partial[r]);

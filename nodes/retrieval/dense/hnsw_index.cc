@@ -1,7 +1,7 @@
 #include "nodes/retrieval/dense/hnsw_index.h"
 
 #include <hnswlib/hnswlib.h>
-#include <tbb/parallel_for.h>
+#include <tbb/blocked_range.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "graph/visible_parallel_for.h"
 #include "nodes/retrieval/serial.h"
 
 namespace sluice::retrieval {
@@ -59,7 +60,7 @@ void HnswIndex::add(const float* vectors, std::size_t n) {
     insert(start, n);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(start, n, 64),
+  visible_parallel_for(tbb::blocked_range<std::size_t>(start, n, 64),
                     [&](const tbb::blocked_range<std::size_t>& r) { insert(r.begin(), r.end()); });
 }
 
@@ -80,7 +81,7 @@ std::vector<std::vector<ScoredDoc>> HnswIndex::search(const float* queries, std:
   if (nq == 1) {
     one(0);
   } else {
-    tbb::parallel_for(std::size_t{0}, nq, one);
+    visible_parallel_for(std::size_t{0}, nq, one);
   }
   return out;
 }

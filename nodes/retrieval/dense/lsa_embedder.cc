@@ -1,11 +1,10 @@
 #include "nodes/retrieval/dense/lsa_embedder.h"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "graph/visible_parallel_for.h"
 #include "nodes/retrieval/serial.h"
 #include "nodes/retrieval/text/utf8.h"
 
@@ -48,7 +47,7 @@ std::unique_ptr<LsaEmbedder> LsaEmbedder::fit(const std::vector<std::string>& te
   }
   std::unique_ptr<LsaEmbedder> e(new LsaEmbedder(options));
   std::vector<std::vector<std::string>> analysed(texts.size());
-  tbb::parallel_for(std::size_t{0}, texts.size(),
+  visible_parallel_for(std::size_t{0}, texts.size(),
                     [&](std::size_t i) { analysed[i] = e->analyzer_.terms(texts[i]); });
   // Vocabulary in first-seen order, filtered by document frequency.
   std::unordered_map<std::string, std::uint32_t> all;
@@ -125,7 +124,7 @@ void LsaEmbedder::embed(const std::vector<std::string>& texts, float* out) const
     for (std::size_t i = 0; i < texts.size(); ++i) embed_one(texts[i], out + i * dims_);
     return;
   }
-  tbb::parallel_for(std::size_t{0}, texts.size(),
+  visible_parallel_for(std::size_t{0}, texts.size(),
                     [&](std::size_t i) { embed_one(texts[i], out + i * dims_); });
 }
 

@@ -1,11 +1,11 @@
 #include "nodes/retrieval/dense/randomized_svd.h"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
+
+#include "graph/visible_parallel_for.h"
 
 namespace sluice::retrieval {
 namespace {
@@ -22,7 +22,7 @@ struct Dense {
 // y = X * m  (x.rows x m.cols)
 Dense times(const SparseRows& x, const Dense& m) {
   Dense y(x.rows, m.cols);
-  tbb::parallel_for(std::size_t{0}, x.rows, [&](std::size_t i) {
+  visible_parallel_for(std::size_t{0}, x.rows, [&](std::size_t i) {
     double* out = y.row(i);
     for (std::size_t p = x.row_ptr[i]; p < x.row_ptr[i + 1]; ++p) {
       const double v = x.val[p];
@@ -60,7 +60,7 @@ void orthonormalize_columns(Dense& m) {
       // Project out earlier columns; the dot products are independent, so compute them in
       // parallel, then subtract (classical GS within a pass, repeated: CGS2).
       std::vector<double> dots(j);
-      tbb::parallel_for(std::size_t{0}, j, [&](std::size_t p) {
+      visible_parallel_for(std::size_t{0}, j, [&](std::size_t p) {
         const double* cp = c.data() + p * n;
         double d = 0;
         for (std::size_t i = 0; i < n; ++i) d += cp[i] * cj[i];
@@ -145,7 +145,7 @@ TruncatedSvd randomized_svd(const SparseRows& x, const SvdOptions& options) {
   // B = Q^T X (l x cols); keep Bt = X^T Q (cols x l). B B^T = Bt^T Bt.
   const Dense bt = transpose_times(x, q);
   std::vector<double> gram(l * l, 0.0);
-  tbb::parallel_for(std::size_t{0}, l, [&](std::size_t i) {
+  visible_parallel_for(std::size_t{0}, l, [&](std::size_t i) {
     for (std::size_t j = i; j < l; ++j) {
       double d = 0;
       for (std::size_t r = 0; r < bt.rows; ++r) d += bt.a[r * l + i] * bt.a[r * l + j];

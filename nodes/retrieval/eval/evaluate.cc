@@ -1,7 +1,5 @@
 #include "nodes/retrieval/eval/evaluate.h"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -9,6 +7,8 @@
 #include <random>
 #include <set>
 #include <unordered_set>
+
+#include "graph/visible_parallel_for.h"
 
 namespace sluice::retrieval {
 namespace {
@@ -63,7 +63,7 @@ std::vector<std::vector<double>> ndcg_table(const std::vector<TuningQuery>& qs, 
                                             const std::vector<FusionParams>& grid, std::size_t depth,
                                             const FusionRanker& rank) {
   std::vector<std::vector<double>> table(grid.size(), std::vector<double>(qs.size(), 0.0));
-  tbb::parallel_for(std::size_t{0}, grid.size(), [&](std::size_t g) {
+  visible_parallel_for(std::size_t{0}, grid.size(), [&](std::size_t g) {
     for (std::size_t i = 0; i < qs.size(); ++i) {
       auto it = qrels.find(qs[i].id);
       if (it == qrels.end()) continue;

@@ -1,10 +1,9 @@
 #include "nodes/retrieval/kb/kb_snapshot.h"
 
-#include <tbb/parallel_for.h>
-
 #include <stdexcept>
 #include <string>
 
+#include "graph/visible_parallel_for.h"
 #include "nodes/retrieval/dense/exact_index.h"
 #include "nodes/retrieval/dense/vector_device.h"
 
@@ -26,7 +25,7 @@ std::shared_ptr<const KbSnapshot> KbSnapshot::build(std::vector<Chunk> chunks,
   g->version_ = version;
   g->embedder_ = std::move(embedder);
   std::vector<std::vector<std::string>> terms(chunks.size());
-  tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
+  visible_parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
     terms[i] = g->analyzer_.terms(index_text(chunks[i]));
   });
   Bm25Index::Builder builder;

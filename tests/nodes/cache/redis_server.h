@@ -1,7 +1,7 @@
 // A real redis-server (Debian's) for the shared-tier tests: started on a free loopback port
-// with no persistence, killed with SIGKILL (an outage, not a shutdown) and restarted on the
-// same port. Absent redis-server skips the test in a developer build and fails it in CI
-// (scripts/setup installs it).
+// below the ephemeral range, with no persistence, killed with SIGKILL (an outage, not a
+// shutdown) and restarted on the same port. Absent redis-server skips the test in a developer
+// build and fails it in CI (scripts/setup installs it).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,8 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -64,16 +68,34 @@ class RedisServer {
   }
 
  private:
+  // A loopback port below the kernel's ephemeral range (net.ipv4.ip_local_port_range), free
+  // when chosen. Below that range because the port must stay ours while the server is down
+  // between kill() and start(): a port bind(0) hands out is in the ephemeral range, where any
+  // outgoing connection on the machine (another test's client, this test's own reconnects)
+  // may take it as its source port meanwhile, and the restart then fails to bind (seen once
+  // under ctest -j 2). Candidates are drawn at random so that tests running side by side
+  // rarely try the same one.
   static int free_port() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    socklen_t len = sizeof addr;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    close(fd);
-    return ntohs(addr.sin_port);
+    int ephemeral_low = 32768;
+    if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+      if (std::fscanf(f, "%d", &ephemeral_low) != 1) ephemeral_low = 32768;
+      std::fclose(f);
+    }
+    const int low = 10000, high = std::max(low + 1000, ephemeral_low);  // [low, high)
+    std::mt19937 pick(static_cast<unsigned>(getpid()) * 2654435761u ^
+                      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      const int port = low + static_cast<int>(pick() % static_cast<unsigned>(high - low));
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(static_cast<std::uint16_t>(port));
+      const bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+      close(fd);
+      if (free) return port;
+    }
+    return 0;  // start() then fails: no PING answers on port 0
   }
 
   int port_;
