@@ -173,11 +173,11 @@ std::vector<std::vector<ScoredDoc>> Bm25Index::search_batch(
     const std::vector<std::vector<std::string>>& queries, std::size_t k, Strategy strategy) const {
   std::vector<std::vector<ScoredDoc>> out(queries.size());
   visible_parallel_for(tbb::blocked_range<std::size_t>(0, queries.size(), 16),
-                    [&](const tbb::blocked_range<std::size_t>& r) {
-                      for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                        out[i] = search(queries[i], k, strategy);
-                      }
-                    });
+                       [&](const tbb::blocked_range<std::size_t>& r) {
+                         for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                           out[i] = search(queries[i], k, strategy);
+                         }
+                       });
   return out;
 }
 

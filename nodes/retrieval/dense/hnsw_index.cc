@@ -61,7 +61,7 @@ void HnswIndex::add(const float* vectors, std::size_t n) {
     return;
   }
   visible_parallel_for(tbb::blocked_range<std::size_t>(start, n, 64),
-                    [&](const tbb::blocked_range<std::size_t>& r) { insert(r.begin(), r.end()); });
+                       [&](const tbb::blocked_range<std::size_t>& r) { insert(r.begin(), r.end()); });
 }
 
 std::vector<std::vector<ScoredDoc>> HnswIndex::search(const float* queries, std::size_t nq,

@@ -48,7 +48,7 @@ std::unique_ptr<LsaEmbedder> LsaEmbedder::fit(const std::vector<std::string>& te
   std::unique_ptr<LsaEmbedder> e(new LsaEmbedder(options));
   std::vector<std::vector<std::string>> analysed(texts.size());
   visible_parallel_for(std::size_t{0}, texts.size(),
-                    [&](std::size_t i) { analysed[i] = e->analyzer_.terms(texts[i]); });
+                       [&](std::size_t i) { analysed[i] = e->analyzer_.terms(texts[i]); });
   // Vocabulary in first-seen order, filtered by document frequency.
   std::unordered_map<std::string, std::uint32_t> all;
   std::vector<std::string> names;
@@ -125,7 +125,7 @@ void LsaEmbedder::embed(const std::vector<std::string>& texts, float* out) const
     return;
   }
   visible_parallel_for(std::size_t{0}, texts.size(),
-                    [&](std::size_t i) { embed_one(texts[i], out + i * dims_); });
+                       [&](std::size_t i) { embed_one(texts[i], out + i * dims_); });
 }
 
 std::size_t LsaEmbedder::count_tokens(std::string_view text) const {
