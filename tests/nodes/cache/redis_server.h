@@ -72,8 +72,9 @@ class RedisServer {
   // when chosen. Below that range because the port must stay ours while the server is down
   // between kill() and start(): a port bind(0) hands out is in the ephemeral range, where any
   // outgoing connection on the machine (another test's client, this test's own reconnects)
-  // may take it as its source port meanwhile, and the restart then fails to bind (seen once
-  // under ctest -j 2). Candidates are drawn at random so that tests running side by side
+  // may take it as its source port meanwhile, and the restart then fails to bind. (The Redis
+  // restart test failed once under ctest -j 2 and its output was not kept: this is the likely
+  // cause, not a seen one.) Candidates are drawn at random so that tests running side by side
   // rarely try the same one.
   static int free_port() {
     int ephemeral_low = 32768;
