@@ -47,4 +47,41 @@ SLUICE_ROW_CLONES void add_twice_with(float* x, const float* t, int n) {
   for (int i = 0; i < n; ++i) x[i] = x[i] + (x[i] + t[i]);
 }
 
+namespace {
+// The sums of a whole block of kBlock columns, a compile-time width so they stay in registers.
+constexpr int kBlock = 64;
+template <bool kRelu>
+__attribute__((always_inline)) inline void column_sums(const float* rows, int64_t count, int64_t stride, const float* b,
+                                                       int n, float* sum) {
+  float acc[kBlock] = {};
+  if (n == kBlock) {
+    for (int64_t k = 0; k < count; ++k) {
+      const float* r = rows + k * stride;
+#pragma omp simd
+      for (int i = 0; i < kBlock; ++i) acc[i] += kRelu ? std::max(0.0f, r[i] + b[i]) : r[i];
+    }
+  } else {
+    for (int64_t k = 0; k < count; ++k) {
+      const float* r = rows + k * stride;
+#pragma omp simd
+      for (int i = 0; i < n; ++i) acc[i] += kRelu ? std::max(0.0f, r[i] + b[i]) : r[i];
+    }
+  }
+  // After every row is read: sum may be one of the rows.
+#pragma omp simd
+  for (int i = 0; i < n; ++i) sum[i] = acc[i];
+}
+}  // namespace
+
+SLUICE_ROW_CLONES void column_mean(const float* rows, int64_t count, int64_t stride, const float* b, int n, float* out) {
+  if (b) {
+    column_sums<true>(rows, count, stride, b, n, out);
+  } else {
+    column_sums<false>(rows, count, stride, b, n, out);
+  }
+  const float c = float(std::max<int64_t>(count, 1));
+#pragma omp simd
+  for (int i = 0; i < n; ++i) out[i] /= c;
+}
+
 }  // namespace sluice::inference::rows

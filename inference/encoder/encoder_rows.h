@@ -8,6 +8,8 @@
 // in vector lanes, which reorders their additions far inside the parity bound.
 #pragma once
 
+#include <cstdint>
+
 namespace sluice::inference::rows {
 
 // out = LayerNorm(x) as the graph computes it: (scale * rsqrt(var + eps)) * (x - mean) + bias.
@@ -22,5 +24,10 @@ void sum_biased(float* o, const float* ob, const float* r, const float* rb, int 
 void relu_biased(float* r, const float* b, int n);
 // x = x + (x + t): the embedding added twice with the positional signal, in the graph's order.
 void add_twice_with(float* x, const float* t, int n);
+// out = the mean over `count` rows (row k at rows + k * stride) of their first n floats, summed
+// row by row in order; with b, of max(0, row + b) (relu_biased's values, never written back).
+// n at most 64: the sums stay in registers. count 0 gives zeros. out may be one of the rows
+// (it is written after all are read).
+void column_mean(const float* rows, int64_t count, int64_t stride, const float* b, int n, float* out);
 
 }  // namespace sluice::inference::rows

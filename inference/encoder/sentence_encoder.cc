@@ -143,38 +143,62 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
 
     int width = c.embedding_width;
     const int D = c.model_width, O = c.output_width;
-    for (const UseLiteLayer& L : m.layers()) {
-      const bool is_last = &L == &m.layers().back();
-      const int A = L.attention_width;
-      each_row([&](int64_t t) { rows::layer_norm(p.x.data() + t * width, L.attn_norm_w, L.attn_norm_b, width, c.layer_norm_eps, p.h.data() + t * width); });
+    const std::vector<UseLiteLayer>& layers = m.layers();
+    // Each residual sum and the layer norm after it run in the same pass over the rows (the row
+    // is still in cache); the first layer's norm is the only one on its own.
+    each_row([&](int64_t t) {
+      rows::layer_norm(p.x.data() + t * width, layers[0].attn_norm_w, layers[0].attn_norm_b, width, c.layer_norm_eps,
+                       p.h.data() + t * width);
+    });
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const UseLiteLayer& L = layers[l];
+      const bool is_last = l + 1 == layers.size();
+      const int A = L.attention_width, hd = L.head_dim;
       be.matmul(L.qkv, p.h.data(), n, p.wide.data());
-      each_row([&](int64_t t) { rows::add_bias_then_scale(p.wide.data() + t * 3 * A, L.qkv_b, 3 * A, A, L.query_scale); });
-      // Attention of each text's tokens over the same text, per head.
+      // Attention of each text's tokens over the same text, per head; each job first adds the
+      // bias to its head's q, k and v columns of its text and scales the q.
       each_job(n_texts * L.heads, [&](int64_t job) {
         const int64_t s = job / L.heads;
         const int head = int(job % L.heads);
         const int64_t begin = p.starts[size_t(s)], len = p.starts[size_t(s + 1)] - begin;
         if (len == 0) return;
+        float* qkv = p.wide.data() + begin * 3 * A;
+        for (int64_t t = 0; t < len; ++t)
+          for (int part = 0; part < 3; ++part) {
+            const int at = part * A + head * hd;
+            rows::add_bias_then_scale(qkv + t * 3 * A + at, L.qkv_b + at, hd, part == 0 ? hd : 0, L.query_scale);
+          }
         thread_local std::vector<float> scratch;
-        if (scratch.size() < size_t((L.head_dim + 1) * len)) scratch.resize(size_t((L.head_dim + 1) * len));
-        text_attention(p.wide.data() + begin * 3 * A, len, 3 * A, A, head, L.head_dim, p.h.data() + begin * A, scratch.data());
+        const auto need = size_t(text_attention_scratch(len, hd));
+        if (scratch.size() < need) scratch.resize(need);
+        text_attention(qkv, len, 3 * A, A, head, hd, p.h.data() + begin * A, scratch.data());
       });
       be.matmul(L.output, p.h.data(), n, p.tmp.data());  // h holds the attention outputs, A wide
+      // Then the feed-forward's norm: x = x + relu(LN(x) W1 + b1) W2 + b2.
       if (L.residual.data) {  // x = (att Wo + bo) + (x Wr + br), the width changing here
         be.matmul(L.residual, p.x.data(), n, p.h.data());
-        each_row([&](int64_t t) { rows::sum_biased(p.tmp.data() + t * D, L.output_b, p.h.data() + t * D, L.residual_b, D); });
+        // Row t of h is read by row t's sum only, so the norm may overwrite it right after.
+        each_row([&](int64_t t) {
+          rows::sum_biased(p.tmp.data() + t * D, L.output_b, p.h.data() + t * D, L.residual_b, D);
+          rows::layer_norm(p.tmp.data() + t * D, L.ffn_norm_w, L.ffn_norm_b, D, c.layer_norm_eps, p.h.data() + t * D);
+        });
         std::swap(p.x, p.tmp);
       } else {
-        each_row([&](int64_t t) { rows::add_biased(p.x.data() + t * D, p.tmp.data() + t * D, L.output_b, D); });
+        each_row([&](int64_t t) {
+          rows::add_biased(p.x.data() + t * D, p.tmp.data() + t * D, L.output_b, D);
+          rows::layer_norm(p.x.data() + t * D, L.ffn_norm_w, L.ffn_norm_b, D, c.layer_norm_eps, p.h.data() + t * D);
+        });
       }
       width = D;
-      // Feed-forward: x = x + relu(LN(x) W1 + b1) W2 + b2.
-      each_row([&](int64_t t) { rows::layer_norm(p.x.data() + t * D, L.ffn_norm_w, L.ffn_norm_b, D, c.layer_norm_eps, p.h.data() + t * D); });
       be.matmul(L.ffn_up, p.h.data(), n, p.wide.data());
+      if (is_last) break;  // its ReLU is taken in the per-text means, and its W2 runs once per text, below
       each_row([&](int64_t t) { rows::relu_biased(p.wide.data() + t * L.ffn_width, L.ffn_up_b, L.ffn_width); });
-      if (is_last) break;  // its W2 runs once per text, below
       be.matmul(L.ffn_down, p.wide.data(), n, p.tmp.data());
-      each_row([&](int64_t t) { rows::add_biased(p.x.data() + t * D, p.tmp.data() + t * D, L.ffn_down_b, D); });
+      const UseLiteLayer& next = layers[l + 1];
+      each_row([&](int64_t t) {
+        rows::add_biased(p.x.data() + t * D, p.tmp.data() + t * D, L.ffn_down_b, D);
+        rows::layer_norm(p.x.data() + t * D, next.attn_norm_w, next.attn_norm_b, D, c.layer_norm_eps, p.h.data() + t * D);
+      });
     }
 
     // m = the mean over each text's tokens of the last layer's x + relu(...) W2 + b2, which is
@@ -183,17 +207,14 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
     // m is zero, as the graph's mean of no tokens is. Then tanh(m Wp + bp), L2-normalised.
     const UseLiteLayer& last = m.layers().back();
     each_job(n_texts, [&](int64_t s) {
-      float* mean = p.pooled.data() + s * D;
-      std::fill(mean, mean + D, 0.0f);
       const int64_t begin = p.starts[size_t(s)], len = p.starts[size_t(s + 1)] - begin;
-      for (int64_t t = begin; t < begin + len; ++t)
-        for (int i = 0; i < D; ++i) mean[i] += p.x[size_t(t * D + i)];
-      const float count = float(std::max<int64_t>(len, 1));
-      for (int i = 0; i < D; ++i) mean[i] /= count;
+      for (int c0 = 0; c0 < D; c0 += 64)
+        rows::column_mean(p.x.data() + begin * D + c0, len, D, nullptr, std::min(64, D - c0), p.pooled.data() + s * D + c0);
     });
-    // The hidden layer's means go in place, the k-th non-empty text's into row k of `wide`: row
-    // k is at or before that text's first token and after every earlier text's rows are read,
-    // so texts are taken in order; column blocks are independent, and run in parallel.
+    // The means of the hidden layer's ReLU (its bias added here, never written back) go in
+    // place, the k-th non-empty text's into row k of `wide`: row k is at or before that text's
+    // first token and after every earlier text's rows are read, so texts are taken in order;
+    // column blocks are independent, and run in parallel.
     const int F = last.ffn_width;
     std::vector<int64_t> nonempty;
     for (int64_t s = 0; s < n_texts; ++s)
@@ -204,14 +225,7 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
         const int w = std::min(64, cols.end() - c0);
         for (int64_t k = 0; k < kept; ++k) {
           const int64_t begin = p.starts[size_t(nonempty[size_t(k)])], end = p.starts[size_t(nonempty[size_t(k)] + 1)];
-          float sum[64] = {};  // the block's columns, summed token by token (rows read in order)
-          for (int64_t t = begin; t < end; ++t) {
-            const float* r = p.wide.data() + t * F + c0;
-            for (int i = 0; i < w; ++i) sum[i] += r[i];
-          }
-          float* row = p.wide.data() + k * F + c0;
-          const float inv = 1.0f / float(end - begin);
-          for (int i = 0; i < w; ++i) row[i] = sum[i] * inv;
+          rows::column_mean(p.wide.data() + begin * F + c0, end - begin, F, last.ffn_up_b + c0, w, p.wide.data() + k * F + c0);
         }
       }
     };
