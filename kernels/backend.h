@@ -209,6 +209,16 @@ class KernelBackend {
   }
   virtual uint64_t scratch_epoch() const { return 0; }
 
+  // Host threads. Runs fn on the calling thread inside the oneTBB arena of this backend's host
+  // threads and returns true, or returns false without running it where the backend has none
+  // (the default; a device backend). fn's own oneTBB loops then share the kernels' threads, and
+  // the operations fn calls on this thread run in that arena without switching arenas (a host
+  // caller's row work between products, as the sentence encoder's pass).
+  virtual bool run_on_host_threads(const std::function<void()>& fn) {
+    (void)fn;
+    return false;
+  }
+
   // Operand memory. The defaults are host memory; a device backend overrides all of them.
   // True when operands may be any host memory (no copies needed).
   virtual bool host_memory() const { return true; }

@@ -1,6 +1,7 @@
 // encoder_bench: sentences per second of the USE-lite encoder at a batch size and thread
 // count, and the latency of one batch (p50, p95), over the sentences of a JSON file.
 //   encoder_bench --sentences FILE.json [--model M.gguf] [--threads N] [--batch B] [--repeat R]
+//                 [--pass-tokens P]   (SentenceEncoderOptions::max_pass_tokens, default 2048)
 // Prints one JSON line: {"threads","batch","sentences_per_s" (median of R rounds),
 // "batch_ms_p50","batch_ms_p95","tokens_per_sentence"}.
 #include <algorithm>
@@ -21,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   std::string sentences_path, model_path = default_encoder_path();
-  int threads = 1, batch = 1, repeat = 5;
+  int threads = 1, batch = 1, repeat = 5, pass_tokens = SentenceEncoderOptions{}.max_pass_tokens;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--sentences") sentences_path = v;
@@ -29,12 +30,13 @@ int main(int argc, char** argv) {
     else if (a == "--threads") threads = std::stoi(v);
     else if (a == "--batch") batch = std::stoi(v);
     else if (a == "--repeat") repeat = std::stoi(v);
+    else if (a == "--pass-tokens") pass_tokens = std::stoi(v);
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
     }
   }
-  const char* usage = "usage: encoder_bench --sentences FILE.json [--model M.gguf] [--threads N] [--batch B] [--repeat R]\n";
+  const char* usage = "usage: encoder_bench --sentences FILE.json [--model M.gguf] [--threads N] [--batch B] [--repeat R] [--pass-tokens P]\n";
   std::ifstream in(sentences_path);
   if (sentences_path.empty() || !in) {
     std::fprintf(stderr, "encoder_bench: cannot read the sentences file '%s'\n%s", sentences_path.c_str(), usage);
@@ -54,7 +56,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto model = std::shared_ptr<const UseLiteModel>(UseLiteModel::load(model_path));
-  SentenceEncoder encoder(model, {threads});
+  SentenceEncoderOptions options;
+  options.threads = threads;
+  options.max_pass_tokens = pass_tokens;
+  SentenceEncoder encoder(model, options);
   size_t tokens = 0;
   for (const auto& t : texts) tokens += encoder.tokenize(t).size();
   std::vector<float> out(size_t(batch) * size_t(encoder.dimension()));

@@ -19,7 +19,7 @@ struct SentenceEncoder::Pass {
   // pooled: each text's mean of x, then its m.
   std::vector<float> x, h, tmp, wide, pooled;
   std::vector<int64_t> starts;  // token offset of each text, texts + 1 entries
-  oneapi::tbb::task_arena arena;
+  oneapi::tbb::task_arena arena;  // for a backend without host threads (run_on_host_threads)
   explicit Pass(int threads) : arena(std::max(1, threads)) {}
   // Grows `v` to exactly n, the old buffer released first. (resize() would grow by doubling,
   // so a pass slightly longer than the last one could hold close to twice the bound, and the
@@ -105,7 +105,10 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
   Pass::fit(p.wide, n * std::max(3 * max_attn, max_ffn));
   Pass::fit(p.pooled, n_texts * std::max(c.model_width, c.output_width));
 
-  p.arena.execute([&] {
+  // The pass runs inside the backend's arena where it has one, so its row loops and the
+  // products between them share two threads without switching arenas (a tenth of a two-thread
+  // pass was one thread waiting at the switches); else in the encoder's own.
+  auto pass = [&] {
     // Rows of the `n` tokens in parallel, at least 64 a task.
     auto each_row = [&](auto&& body) {
       visible_parallel_for(oneapi::tbb::blocked_range<int64_t>(0, n, 64), [&](const oneapi::tbb::blocked_range<int64_t>& r) {
@@ -251,7 +254,8 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
       const float inv = 1.0f / std::sqrt(std::max(sq, c.l2_eps));
       for (int i = 0; i < O; ++i) y[i] *= inv;
     });
-  });
+  };
+  if (!be.run_on_host_threads(pass)) p.arena.execute(pass);
 }
 
 }  // namespace sluice::inference

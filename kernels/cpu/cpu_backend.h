@@ -33,6 +33,10 @@ class CpuBackend final : public KernelBackend {
   void add(float* x, const float* y, int64_t count) override;
   void get_row(const MatrixView& w, int64_t row, float* out) override;
 
+  bool run_on_host_threads(const std::function<void()>& fn) override {
+    runner_.execute(fn);
+    return true;
+  }
   int threads() const { return runner_.threads(); }
   Isa isa() const { return runner_.isa(); }
 

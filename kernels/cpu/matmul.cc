@@ -242,7 +242,7 @@ struct MatmulRunner::Arena {
 };
 
 MatmulRunner::MatmulRunner(int threads, Isa isa) : threads_(std::max(1, threads)), isa_(isa) {
-  if (threads_ > 1) arena_ = std::make_unique<Arena>(threads_);
+  arena_ = std::make_unique<Arena>(threads_);  // one thread: only execute() enters it
 }
 
 MatmulRunner::~MatmulRunner() = default;
@@ -250,7 +250,7 @@ MatmulRunner::~MatmulRunner() = default;
 void MatmulRunner::parallel_impl(int64_t count, int64_t grain,
                                  void (*call)(void*, int64_t, int64_t), void* ctx) {
   if (count <= 0) return;
-  if (!arena_ || count <= grain) {
+  if (threads_ == 1 || count <= grain) {
     call(ctx, 0, count);
     return;
   }
@@ -279,6 +279,8 @@ void MatmulRunner::parallel_impl(int64_t count, int64_t grain,
   });
   SLUICE_HANDOFF_ACQUIRE(ctx);
 }
+
+void MatmulRunner::execute(const std::function<void()>& fn) { arena_->arena.execute(fn); }
 
 void MatmulRunner::run(const MatrixView& w, const float* x, int64_t n, float* y) {
   run_shared_input(&w, 1, x, n, &y);

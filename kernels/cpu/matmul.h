@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -47,6 +48,12 @@ class MatmulRunner {
   // Runs fn(begin, end) over [0, count) split across the arena's threads (grain: min chunk).
   template <class Fn>
   void parallel(int64_t count, int64_t grain, Fn&& fn);
+
+  // Runs fn on the calling thread inside the runner's arena (one of `threads` threads, one
+  // for a single-threaded runner): fn's own oneTBB loops get the runner's threads, and runs
+  // fn starts on this thread stay in the arena (oneTBB calls a nested execute() of the arena a
+  // thread is already in directly).
+  void execute(const std::function<void()>& fn);
 
   int threads() const { return threads_; }
   Isa isa() const { return isa_; }
