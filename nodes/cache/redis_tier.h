@@ -77,7 +77,10 @@ class RedisTier {
   void count_hit() { if (hits_) hits_->inc(); }
   bool up() const { return commands_.up(); }
   // Whether this instance is subscribed to the others' events now (what it misses meanwhile,
-  // it makes up for by dropping L1 when the subscription comes back).
+  // it makes up for by dropping L1 when the subscription comes back). The first subscription
+  // comes up a few milliseconds after construction; an invalidation published before it is not
+  // seen by this instance, so an entry it read from Redis in that window can stay in its L1
+  // until the entry's ttl.
   bool subscribed() const { return subscribed_.load(std::memory_order_acquire); }
   // A new entry id for a semantic entry: unique across instances.
   std::string new_id();

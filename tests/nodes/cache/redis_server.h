@@ -73,9 +73,9 @@ class RedisServer {
   // between kill() and start(): a port bind(0) hands out is in the ephemeral range, where any
   // outgoing connection on the machine (another test's client, this test's own reconnects)
   // may take it as its source port meanwhile, and the restart then fails to bind. (The Redis
-  // restart test failed once under ctest -j 2 and its output was not kept: this is the likely
-  // cause, not a seen one.) Candidates are drawn at random so that tests running side by side
-  // rarely try the same one.
+  // restart test's first failure under ctest -j 2 was put down to this without its output; its
+  // second, with output, was a subscription not yet up before the kill, fixed in the test.)
+  // Candidates are drawn at random so that tests running side by side rarely try the same one.
   static int free_port() {
     int ephemeral_low = 32768;
     if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
