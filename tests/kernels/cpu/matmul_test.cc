@@ -8,7 +8,10 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <thread>
 #include <vector>
+
+#include <oneapi/tbb/task_arena.h>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
@@ -105,6 +108,32 @@ TEST(Matmul, ThreadedRunnerMatchesSingleThread) {
     r1.run(m, x.data(), c.n, one.data());
     r2.run(m, x.data(), c.n, two.data());
     EXPECT_EQ(one, two) << dtype_name(t);  // same kernels, same per-row order: bit-identical
+  }
+}
+
+// execute() runs its function on the caller inside the runner's arena (its own oneTBB loops get
+// the runner's threads, a single-threaded runner's get one), and a run started there gives the
+// same bits as one started outside.
+TEST(Matmul, ExecuteRunsInTheRunnersArenaAndRunsInsideItAgree) {
+  const Case c{100, 256, 40};
+  const auto w = random_vec(size_t(c.rows * c.cols), 5);
+  const auto x = random_vec(size_t(c.n * c.cols), 6);
+  const MatrixView m{DType::kF32, w.data(), c.rows, c.cols};
+  for (int threads : {1, 2}) {
+    MatmulRunner runner(threads, default_isa());
+    std::vector<float> outside(size_t(c.n * c.rows)), inside(outside.size());
+    runner.run(m, x.data(), c.n, outside.data());
+    int concurrency = 0;
+    const auto caller = std::this_thread::get_id();
+    std::thread::id ran_on;
+    runner.execute([&] {
+      ran_on = std::this_thread::get_id();
+      concurrency = oneapi::tbb::this_task_arena::max_concurrency();
+      runner.run(m, x.data(), c.n, inside.data());
+    });
+    EXPECT_EQ(ran_on, caller) << threads << " threads";
+    EXPECT_EQ(concurrency, threads);
+    EXPECT_EQ(inside, outside) << threads << " threads";
   }
 }
 
