@@ -20,13 +20,6 @@ SLUICE_ROW_CLONES void layer_norm(const float* x, const float* scale, const floa
   for (int i = 0; i < n; ++i) out[i] = scale[i] * inv * (x[i] - mean) + bias[i];
 }
 
-SLUICE_ROW_CLONES void add_bias_then_scale(float* r, const float* b, int n, int scaled, float scale) {
-#pragma omp simd
-  for (int i = 0; i < n; ++i) r[i] += b[i];
-#pragma omp simd
-  for (int i = 0; i < scaled; ++i) r[i] *= scale;
-}
-
 SLUICE_ROW_CLONES void add_biased(float* x, const float* f, const float* b, int n) {
 #pragma omp simd
   for (int i = 0; i < n; ++i) x[i] = (f[i] + b[i]) + x[i];

@@ -1,5 +1,6 @@
 // The encoder's per-token row work between its matrix products (sentence_encoder.h): layer
-// norm, biases, the query scale, residual sums and ReLU, each over one row of `n` floats.
+// norm, biases, residual sums, ReLU and per-text column means (the q|k|v bias and query scale
+// are text_attention's), each over rows of `n` floats.
 //
 // Cloned per ISA (x86-64-v4, v3, baseline) as text_attention is: the rest of the encoder is
 // compiled for the baseline, where these loops ran four floats at a time, and were a
@@ -14,8 +15,6 @@ namespace sluice::inference::rows {
 
 // out = LayerNorm(x) as the graph computes it: (scale * rsqrt(var + eps)) * (x - mean) + bias.
 void layer_norm(const float* x, const float* scale, const float* bias, int n, float eps, float* out);
-// r = r + b; then the first `scaled` of them times `scale` (the queries of a q|k|v row).
-void add_bias_then_scale(float* r, const float* b, int n, int scaled, float scale);
 // x = (f + b) + x: a product's output with its bias, added to the residual stream.
 void add_biased(float* x, const float* f, const float* b, int n);
 // o = (o + ob) + (r + rb): two biased products summed (attention output and projected residual).

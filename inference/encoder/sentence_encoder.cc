@@ -52,9 +52,18 @@ std::vector<int32_t> SentenceEncoder::tokenize(std::string_view text) const {
 }
 
 void SentenceEncoder::embed(const std::vector<std::string>& texts, float* out) const {
-  std::vector<std::vector<int32_t>> ids;
-  ids.reserve(texts.size());
-  for (const std::string& t : texts) ids.push_back(tokenize(t));
+  std::vector<std::vector<int32_t>> ids(texts.size());
+  if (texts.size() < 16) {
+    for (size_t i = 0; i < texts.size(); ++i) ids[i] = tokenize(texts[i]);
+  } else {
+    // A batch's texts are tokenized on the pass's threads: on one, the other waited (1% of a
+    // batch-256 pass on two threads).
+    MutexLock lock(mu_);
+    auto in_parallel = [&] {
+      visible_parallel_for(size_t(0), texts.size(), [&](size_t i) { ids[i] = tokenize(texts[i]); });
+    };
+    if (!backend_->run_on_host_threads(in_parallel)) pass_->arena.execute(in_parallel);
+  }
   embed_ids(ids, out);
 }
 
@@ -159,22 +168,17 @@ void SentenceEncoder::run_pass(const std::vector<const std::vector<int32_t>*>& t
       const int A = L.attention_width, hd = L.head_dim;
       be.matmul(L.qkv, p.h.data(), n, p.wide.data());
       // Attention of each text's tokens over the same text, per head; each job first adds the
-      // bias to its head's q, k and v columns of its text and scales the q.
+      // bias to its head's q, k and v columns of its text and scales the q (text_attention.h).
       each_job(n_texts * L.heads, [&](int64_t job) {
         const int64_t s = job / L.heads;
         const int head = int(job % L.heads);
         const int64_t begin = p.starts[size_t(s)], len = p.starts[size_t(s + 1)] - begin;
         if (len == 0) return;
-        float* qkv = p.wide.data() + begin * 3 * A;
-        for (int64_t t = 0; t < len; ++t)
-          for (int part = 0; part < 3; ++part) {
-            const int at = part * A + head * hd;
-            rows::add_bias_then_scale(qkv + t * 3 * A + at, L.qkv_b + at, hd, part == 0 ? hd : 0, L.query_scale);
-          }
-        thread_local std::vector<float> scratch;
+        thread_local std::vector<float> scratch;  // at most (head_dim + 128) x 128 floats
         const auto need = size_t(text_attention_scratch(len, hd));
         if (scratch.size() < need) scratch.resize(need);
-        text_attention(qkv, len, 3 * A, A, head, hd, p.h.data() + begin * A, scratch.data());
+        text_attention(p.wide.data() + begin * 3 * A, len, 3 * A, A, head, hd, L.qkv_b, L.query_scale,
+                       p.h.data() + begin * A, scratch.data());
       });
       be.matmul(L.output, p.h.data(), n, p.tmp.data());  // h holds the attention outputs, A wide
       // Then the feed-forward's norm: x = x + relu(LN(x) W1 + b1) W2 + b2.

@@ -28,13 +28,26 @@ int64_t padded_keys(int64_t len) { return (len + kLanes - 1) / kLanes * kLanes; 
 int64_t text_attention_scratch(int64_t len, int head_dim) { return (int64_t(head_dim) + len) * padded_keys(len); }
 
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-void text_attention(const float* qkv, int64_t len, int64_t stride, int width, int head, int head_dim, float* out,
-                    float* scratch) {
+void text_attention(float* qkv, int64_t len, int64_t stride, int width, int head, int head_dim, const float* bias,
+                    float query_scale, float* out, float* scratch) {
   if (len <= 0) return;
   const int64_t lp = padded_keys(len);
   float* kt = scratch;                  // head_dim x lp: k transposed, the keys past len zero
   float* probs = scratch + head_dim * lp;  // len x lp: scores, then probabilities
   const int64_t q_at = int64_t(head) * head_dim, k_at = width + q_at, v_at = 2 * int64_t(width) + q_at;
+  if (bias) {
+    for (int64_t t = 0; t < len; ++t) {
+      float* row = qkv + t * stride;
+      for (const int64_t at : {k_at, v_at}) {
+#pragma omp simd
+        for (int d = 0; d < head_dim; ++d) row[at + d] += bias[at + d];
+      }
+#pragma omp simd
+      for (int d = 0; d < head_dim; ++d) row[q_at + d] += bias[q_at + d];
+#pragma omp simd
+      for (int d = 0; d < head_dim; ++d) row[q_at + d] *= query_scale;
+    }
+  }
   for (int d = 0; d < head_dim; ++d) std::fill(kt + d * lp + len, kt + (d + 1) * lp, 0.0f);
   for (int64_t j = 0; j < len; ++j) {
     const float* k = qkv + j * stride + k_at;
