@@ -19,7 +19,9 @@
 // (3 * model width + max(3 * attention width, ffn width)) floats.
 //
 // Thread-safety: embed() may be called from many threads; passes run one at a time on the
-// encoder's one backend (which parallelises each pass over `threads`).
+// encoder's one backend (which parallelises each pass over `threads`, inside the backend's own
+// oneTBB arena where it has one). A call of 16 texts or more is also tokenized that way, under
+// the same lock; a smaller one on the caller's thread, beside other calls' passes.
 #pragma once
 
 #include <cstdint>
