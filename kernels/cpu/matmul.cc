@@ -247,35 +247,39 @@ MatmulRunner::MatmulRunner(int threads, Isa isa) : threads_(std::max(1, threads)
 
 MatmulRunner::~MatmulRunner() = default;
 
-void MatmulRunner::parallel_impl(int64_t count, int64_t grain,
+void MatmulRunner::parallel_impl(int64_t count, int64_t grain, Split split,
                                  void (*call)(void*, int64_t, int64_t), void* ctx) {
   if (count <= 0) return;
   if (threads_ == 1 || count <= grain) {
     call(ctx, 0, count);
     return;
   }
-  // Static chunks: a few per thread, each at least `grain` long. Matmul rows cost the same,
-  // so dynamic stealing only adds overhead at these (microsecond) task sizes.
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(count / grain, threads_ * 4));
+  // Chunks of at least `grain`: 4 a thread, static, or 12 a thread handed out as threads
+  // come free (Split in matmul.h).
+  const bool dynamic = split == Split::kDynamic;
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(count / grain, threads_ * (dynamic ? 12 : 4)));
   // oneTBB's hand-off of the chunks is invisible to ThreadSanitizer (the library is not
   // instrumented): the caller's inputs happen before every chunk, every chunk before the return.
   SLUICE_HANDOFF_RELEASE(ctx);
   arena_->arena.execute([&] {
-    oneapi::tbb::parallel_for(
-        oneapi::tbb::blocked_range<int64_t>(0, chunks, 1),
-        [=](const oneapi::tbb::blocked_range<int64_t>& r) {
-          // This body and its range are copies inside oneTBB's task object: read them as
-          // oneTBB's memory, then order against the caller through ctx.
-          SLUICE_TBB_OWNED_BEGIN();
-          void* const task_ctx = ctx;
-          const auto task_call = call;
-          const int64_t n = count, k = chunks, c0 = r.begin(), c1 = r.end();
-          SLUICE_TBB_OWNED_END();
-          SLUICE_HANDOFF_ACQUIRE(task_ctx);
-          for (int64_t c = c0; c != c1; ++c) task_call(task_ctx, n * c / k, n * (c + 1) / k);
-          SLUICE_HANDOFF_RELEASE(task_ctx);
-        },
-        oneapi::tbb::static_partitioner{});
+    const auto body = [=](const oneapi::tbb::blocked_range<int64_t>& r) {
+      // This body and its range are copies inside oneTBB's task object: read them as
+      // oneTBB's memory, then order against the caller through ctx.
+      SLUICE_TBB_OWNED_BEGIN();
+      void* const task_ctx = ctx;
+      const auto task_call = call;
+      const int64_t n = count, k = chunks, c0 = r.begin(), c1 = r.end();
+      SLUICE_TBB_OWNED_END();
+      SLUICE_HANDOFF_ACQUIRE(task_ctx);
+      for (int64_t c = c0; c != c1; ++c) task_call(task_ctx, n * c / k, n * (c + 1) / k);
+      SLUICE_HANDOFF_RELEASE(task_ctx);
+    };
+    const oneapi::tbb::blocked_range<int64_t> all(0, chunks, 1);
+    if (dynamic) {
+      oneapi::tbb::parallel_for(all, body, oneapi::tbb::simple_partitioner{});
+    } else {
+      oneapi::tbb::parallel_for(all, body, oneapi::tbb::static_partitioner{});
+    }
   });
   SLUICE_HANDOFF_ACQUIRE(ctx);
 }
@@ -312,6 +316,7 @@ void MatmulRunner::run_shared_input(const MatrixView* ws, size_t count, const fl
     units += (ws[i].rows + unit - 1) / unit;
   }
   starts[count] = units;
+  const Split split = n >= kDynamicSplitTokens ? Split::kDynamic : Split::kStatic;
   parallel(units, 4, [&](int64_t g0, int64_t g1) {
     size_t i = 0;
     while (g0 >= starts[i + 1]) ++i;
@@ -319,7 +324,7 @@ void MatmulRunner::run_shared_input(const MatrixView* ws, size_t count, const fl
       const int64_t b = std::max(g0, starts[i]) - starts[i], e = std::min(g1, starts[i + 1]) - starts[i];
       kernel(ws[i], x, acts_, n, b * unit, std::min(ws[i].rows, e * unit), ys[i]);
     }
-  });
+  }, split);
 }
 
 void matmul(const MatrixView& w, const float* x, int64_t n, float* y, Isa isa) {

@@ -45,9 +45,17 @@ class MatmulRunner {
   // types, e.g. one in F32 panels and one not, run one after another). Results are
   // bit-identical to run() per matrix.
   void run_shared_input(const MatrixView* ws, size_t count, const float* x, int64_t n, float* const* ys);
+  // How parallel() hands out its chunks. kStatic: a few per thread, fixed in advance (no
+  // stealing: at decoding sizes a chunk is microseconds and stealing costs more than it
+  // saves). kDynamic: more and smaller chunks taken as threads come free, for calls whose
+  // chunks are long enough that two cores of different speed would otherwise wait on each
+  // other (this machine's two vCPUs differed by 12% in one run).
+  enum class Split { kStatic, kDynamic };
   // Runs fn(begin, end) over [0, count) split across the arena's threads (grain: min chunk).
   template <class Fn>
-  void parallel(int64_t count, int64_t grain, Fn&& fn);
+  void parallel(int64_t count, int64_t grain, Fn&& fn, Split split = Split::kStatic);
+  // Matrix products of at least this many tokens split dynamically.
+  static constexpr int64_t kDynamicSplitTokens = 64;
 
   // Runs fn on the calling thread inside the runner's arena (one of `threads` threads, one
   // for a single-threaded runner): fn's own oneTBB loops get the runner's threads, and runs
@@ -59,7 +67,7 @@ class MatmulRunner {
   Isa isa() const { return isa_; }
 
  private:
-  void parallel_impl(int64_t count, int64_t grain, void (*call)(void*, int64_t, int64_t), void* ctx);
+  void parallel_impl(int64_t count, int64_t grain, Split split, void (*call)(void*, int64_t, int64_t), void* ctx);
   int threads_;
   Isa isa_;
   struct Arena;  // a oneTBB task_arena, kept out of this header
@@ -68,8 +76,8 @@ class MatmulRunner {
 };
 
 template <class Fn>
-void MatmulRunner::parallel(int64_t count, int64_t grain, Fn&& fn) {
-  parallel_impl(count, grain,
+void MatmulRunner::parallel(int64_t count, int64_t grain, Fn&& fn, Split split) {
+  parallel_impl(count, grain, split,
                 [](void* ctx, int64_t b, int64_t e) { (*static_cast<Fn*>(ctx))(b, e); }, &fn);
 }
 
