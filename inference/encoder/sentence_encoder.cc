@@ -52,18 +52,9 @@ std::vector<int32_t> SentenceEncoder::tokenize(std::string_view text) const {
 }
 
 void SentenceEncoder::embed(const std::vector<std::string>& texts, float* out) const {
-  std::vector<std::vector<int32_t>> ids(texts.size());
-  if (texts.size() < 16) {
-    for (size_t i = 0; i < texts.size(); ++i) ids[i] = tokenize(texts[i]);
-  } else {
-    // A batch's texts are tokenized on the pass's threads: on one, the other waited (1% of a
-    // batch-256 pass on two threads).
-    MutexLock lock(mu_);
-    auto in_parallel = [&] {
-      visible_parallel_for(size_t(0), texts.size(), [&](size_t i) { ids[i] = tokenize(texts[i]); });
-    };
-    if (!backend_->run_on_host_threads(in_parallel)) pass_->arena.execute(in_parallel);
-  }
+  std::vector<std::vector<int32_t>> ids;
+  ids.reserve(texts.size());
+  for (const std::string& t : texts) ids.push_back(tokenize(t));
   embed_ids(ids, out);
 }
 

@@ -20,8 +20,8 @@
 //
 // Thread-safety: embed() may be called from many threads; passes run one at a time on the
 // encoder's one backend (which parallelises each pass over `threads`, inside the backend's own
-// oneTBB arena where it has one). A call of 16 texts or more is also tokenized that way, under
-// the same lock; a smaller one on the caller's thread, beside other calls' passes.
+// oneTBB arena where it has one). Texts are tokenized on the caller's thread, outside the lock,
+// beside other calls' passes.
 #pragma once
 
 #include <cstdint>

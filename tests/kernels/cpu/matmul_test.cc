@@ -96,18 +96,21 @@ TEST(Matmul, QuantisedTypesAgreeWithF32WithinTheirError) {
   }
 }
 
+// At decoding sizes (static chunks) and from MatmulRunner::kDynamicSplitTokens tokens (chunks
+// handed out as threads come free).
 TEST(Matmul, ThreadedRunnerMatchesSingleThread) {
-  const Case c{100, 256, 6};
-  const auto w = random_vec(size_t(c.rows * c.cols), 5);
-  const auto x = random_vec(size_t(c.n * c.cols), 6);
-  for (DType t : {DType::kF32, DType::kQ8_0, DType::kQ4_0}) {
-    const auto wb = encode(w, c.rows, c.cols, t);
-    const MatrixView m{t, wb.data(), c.rows, c.cols};
-    std::vector<float> one(size_t(c.n * c.rows)), two(one.size());
-    MatmulRunner r1(1, default_isa()), r2(2, default_isa());
-    r1.run(m, x.data(), c.n, one.data());
-    r2.run(m, x.data(), c.n, two.data());
-    EXPECT_EQ(one, two) << dtype_name(t);  // same kernels, same per-row order: bit-identical
+  for (const Case c : {Case{100, 256, 6}, Case{100, 256, MatmulRunner::kDynamicSplitTokens + 36}}) {
+    const auto w = random_vec(size_t(c.rows * c.cols), 5);
+    const auto x = random_vec(size_t(c.n * c.cols), 6);
+    for (DType t : {DType::kF32, DType::kQ8_0, DType::kQ4_0}) {
+      const auto wb = encode(w, c.rows, c.cols, t);
+      const MatrixView m{t, wb.data(), c.rows, c.cols};
+      std::vector<float> one(size_t(c.n * c.rows)), two(one.size());
+      MatmulRunner r1(1, default_isa()), r2(2, default_isa());
+      r1.run(m, x.data(), c.n, one.data());
+      r2.run(m, x.data(), c.n, two.data());
+      EXPECT_EQ(one, two) << dtype_name(t) << ", " << c.n << " tokens";  // same kernels, same row order: bit-identical
+    }
   }
 }
 
