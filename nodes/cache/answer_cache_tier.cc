@@ -51,39 +51,42 @@ AnswerCacheTier::~AnswerCacheTier() {
 
 void AnswerCacheTier::on_change(std::uint64_t version, const std::vector<std::string>& retired) {
   log_.record(version, retired);
-  store_.remove_if([&](const EntryInfo& e) {
-    return log_.retires(e.answer.kb_version, e.answer.cited, version, retired);
-  });
-  publish();
+  // Redis first, then L1: a lookup here that read the entry from Redis before it went cannot
+  // put it back into L1 afterwards (fill_epoch.h).
   if (shared_) {
     SharedInvalidation what;
     what.all = log_.policy() == InvalidationPolicy::kAll;
     if (!what.all) what.chunks = retired;
     if (what.all || !what.chunks.empty()) shared_->invalidate(what);
   }
+  remove_local([&](const EntryInfo& e) { return log_.retires(e.answer.kb_version, e.answer.cited, version, retired); });
 }
 
 std::size_t AnswerCacheTier::invalidate(const CacheInvalidation& what) {
-  const std::size_t n = store_.remove_if([&](const EntryInfo& e) { return what.all_tenants || e.tenant == what.tenant; });
-  publish();
   if (shared_) {
     SharedInvalidation shared;
     shared.all = what.all_tenants;
     if (!what.all_tenants) shared.tenant = what.tenant;
     shared_->invalidate(shared);
   }
-  return n;
+  return remove_local([&](const EntryInfo& e) { return what.all_tenants || e.tenant == what.tenant; });
 }
 
 void AnswerCacheTier::apply_remote(const SharedInvalidation& what) {
-  store_.remove_if([&](const EntryInfo& e) {
+  remove_local([&](const EntryInfo& e) {
     if (what.all || (what.tenant && e.tenant == *what.tenant)) return true;
     for (const auto& c : what.chunks) {
       if (std::binary_search(e.answer.cited.begin(), e.answer.cited.end(), c)) return true;
     }
     return false;
   });
+}
+
+std::size_t AnswerCacheTier::remove_local(const EntryPredicate& predicate) {
+  fill_epoch_.bump();
+  const std::size_t n = store_.remove_if(predicate);
   publish();
+  return n;
 }
 
 void AnswerCacheTier::count_hit(const CachedAnswer& answer) {

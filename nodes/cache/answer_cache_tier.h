@@ -26,6 +26,7 @@
 #include "graph/node.h"
 #include "nodes/cache/cached_answer.h"
 #include "nodes/cache/exact_store.h"
+#include "nodes/cache/fill_epoch.h"
 #include "nodes/cache/kb_change_log.h"
 #include "nodes/cache/redis_tier.h"
 #include "nodes/cache/semantic_guards.h"
@@ -69,15 +70,26 @@ class AnswerCacheTier final : public CacheTier {
   void set_shared(std::shared_ptr<RedisTier> shared) { shared_ = std::move(shared); }
   // An invalidation another instance made: drops the same entries from this L1.
   void apply_remote(const SharedInvalidation& what);
+  // A lookup about to fill L1 from the shared tier takes begin_fill() before its Redis read and
+  // stores the entry only where fill_current(taken) holds under the store's lock (fill_epoch.h):
+  // an invalidation since the read, or no subscription to the other instances' invalidations
+  // (begin_fill() 0), leaves L1 alone. Every invalidation bumps it after Redis and before L1.
+  std::uint64_t begin_fill() const { return shared_ && shared_->subscribed() ? fill_epoch_.begin() : 0; }
+  bool fill_current(std::uint64_t taken) const { return fill_epoch_.current(taken); }
+  // The epoch alone, for the subscriber thread's own reads (it is subscribed when it reads).
+  std::uint64_t fill_epoch() const { return fill_epoch_.begin(); }
 
  private:
   void on_change(std::uint64_t version, const std::vector<std::string>& retired);
+  // The L1 half of every invalidation, after its Redis half: bumps the fill epoch, then removes.
+  std::size_t remove_local(const EntryPredicate& predicate);
 
   const std::string node_, tier_;
   const Store store_;
   KbChangeLog log_;
   std::shared_ptr<retrieval::KnowledgeBase> kb_;
   std::shared_ptr<RedisTier> shared_;
+  FillEpoch fill_epoch_;
   std::uint64_t listener_ = 0;
   Counter* hits_ = nullptr;
   Counter* misses_ = nullptr;

@@ -34,10 +34,16 @@ std::shared_ptr<const CachedAnswer> ExactStore::find(const std::string& key) {
 }
 
 void ExactStore::put(const std::string& key, const std::string& tenant, std::shared_ptr<const CachedAnswer> answer) {
+  put_if(key, tenant, std::move(answer), nullptr);
+}
+
+bool ExactStore::put_if(const std::string& key, const std::string& tenant, std::shared_ptr<const CachedAnswer> answer,
+                        const std::function<bool()>& condition) {
   const std::size_t bytes = answer->bytes() + 2 * key.size() + tenant.size() + sizeof(Entry) + 64;
-  if (bytes > limits_.max_bytes) return;
+  if (bytes > limits_.max_bytes) return false;
   const Nanos now = clock_.now();
   MutexLock lock(mu_);
+  if (condition && !condition()) return false;
   if (auto it = index_.find(key); it != index_.end()) erase(it->second);
   lru_.push_front(Entry{key, tenant, std::move(answer), bytes});
   index_.emplace(key, lru_.begin());
@@ -53,6 +59,7 @@ void ExactStore::put(const std::string& key, const std::string& tenant, std::sha
     }
     erase(last);
   }
+  return true;
 }
 
 std::size_t ExactStore::remove_if(const EntryPredicate& predicate) {

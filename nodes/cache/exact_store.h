@@ -53,6 +53,11 @@ class ExactStore {
   // Stores (or replaces) the entry, then evicts least recently used entries past the budget.
   // An answer larger than the whole budget is not stored.
   void put(const std::string& key, const std::string& tenant, std::shared_ptr<const CachedAnswer> answer) EXCLUDES(mu_);
+  // put() only if `condition` holds, asked inside the store's critical section (so an
+  // invalidation's remove_if comes wholly before or after it: fill_epoch.h). Returns whether
+  // the entry was stored.
+  bool put_if(const std::string& key, const std::string& tenant, std::shared_ptr<const CachedAnswer> answer,
+              const std::function<bool()>& condition) EXCLUDES(mu_);
   // Removes every entry the predicate selects; returns how many.
   std::size_t remove_if(const EntryPredicate& predicate) EXCLUDES(mu_);
   StoreCounts counts() const EXCLUDES(mu_);

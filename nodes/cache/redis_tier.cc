@@ -54,6 +54,9 @@ void RedisTier::error() {
 std::string RedisTier::new_id() { return instance_ + "-" + std::to_string(next_id_.fetch_add(1)); }
 
 std::optional<v1::CachedAnswerRecord> RedisTier::get(const std::string& id) {
+  // Invalidations queued while Redis was unreachable go first, so this read never returns an
+  // entry one of them deletes (the caller would put it back into its L1).
+  retry_pending();
   RedisReply reply;
   const std::string key = options_.prefix + "e:" + id;
   if (!commands_.command({"GET", key}, &reply).ok() || reply.kind == RedisReply::Kind::kError) {
@@ -61,7 +64,6 @@ std::optional<v1::CachedAnswerRecord> RedisTier::get(const std::string& id) {
     return std::nullopt;
   }
   if (up_) up_->set(1);
-  retry_pending();
   if (reply.kind != RedisReply::Kind::kString) return std::nullopt;
   v1::CachedAnswerRecord record;
   if (!record.ParseFromString(reply.string) || record.version() != kCachedAnswerRecordVersion) {
@@ -167,8 +169,9 @@ void RedisTier::load_all() {
     cursor = page.elements[0].string;
     for (const auto& key : page.elements[1].elements) {
       const std::string id = key.string.substr(options_.prefix.size() + 2);
+      const std::uint64_t fill = handlers_.begin_fill ? handlers_.begin_fill() : 0;
       if (auto record = get(id)) {
-        handlers_.added(*record);
+        handlers_.added(*record, fill);
         if (mirrored_) mirrored_->inc();
       }
     }
@@ -212,8 +215,9 @@ void RedisTier::subscribe_loop() {
           const auto event = decode_cache_event(m.elements[2].string);
           if (!event || event->from == instance_) continue;
           if (event->op == CacheEvent::Op::kAdd && options_.mirror) {
+            const std::uint64_t fill = handlers_.begin_fill ? handlers_.begin_fill() : 0;
             if (auto record = get(event->id)) {
-              handlers_.added(*record);
+              handlers_.added(*record, fill);
               if (mirrored_) mirrored_->inc();
             }
           } else if (event->op == CacheEvent::Op::kInvalidate) {

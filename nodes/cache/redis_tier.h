@@ -17,10 +17,10 @@
 //
 // Outages: while Redis is unreachable, lookups miss L2 at once (RedisConnection fails fast),
 // puts are dropped, and invalidations are queued (up to 64; more collapse into "all") and
-// applied when it is back: after the next call that reaches it, or on resubscribing. An
-// instance whose subscription broke may have missed others' invalidations, so on reconnecting
-// it drops its whole L1 (the safe side) and, for the semantic tier, reloads the entries from
-// Redis. No restart is needed either way.
+// applied when it is back: by the next call that reaches it (a lookup applies them before it
+// reads), or on resubscribing. An instance whose subscription broke may have missed others'
+// invalidations, so on reconnecting it drops its whole L1 (the safe side) and, for the
+// semantic tier, reloads the entries from Redis. No restart is needed either way.
 //
 // Metrics: sluice_cache_redis_up{pipeline,node,tier} (gauge), sluice_cache_redis_errors_total,
 // sluice_cache_redis_hits_total (lookups L2 answered), sluice_cache_redis_mirrored_total
@@ -60,8 +60,11 @@ class RedisTier {
     bool mirror = false;  // semantic: load every entry into L1
   };
   struct Handlers {
-    std::function<void(const v1::CachedAnswerRecord&)> added;    // mirror: an entry to load
+    // mirror: an entry to load; `fill` is what begin_fill returned before its Redis read, for
+    // the store's condition (fill_epoch.h: an invalidation here since the read wins).
+    std::function<void(const v1::CachedAnswerRecord&, std::uint64_t fill)> added;
     std::function<void(const SharedInvalidation&)> invalidated;  // drop these from L1
+    std::function<std::uint64_t()> begin_fill;                    // null: fill 0
   };
   RedisTier(Options options, Handlers handlers, MetricsRegistry* metrics, const Labels& labels);
   ~RedisTier();
@@ -79,8 +82,7 @@ class RedisTier {
   // Whether this instance is subscribed to the others' events now (what it misses meanwhile,
   // it makes up for by dropping L1 when the subscription comes back). The first subscription
   // comes up a few milliseconds after construction; an invalidation published before it is not
-  // seen by this instance, so an entry it read from Redis in that window can stay in its L1
-  // until the entry's ttl.
+  // seen here, so the caches copy nothing from Redis into L1 until it is up (fill_epoch.h).
   bool subscribed() const { return subscribed_.load(std::memory_order_acquire); }
   // A new entry id for a semantic entry: unique across instances.
   std::string new_id();

@@ -38,9 +38,11 @@ ResponseCacheNode::ResponseCacheNode(const ResponseCacheConfig& config, const No
     std::weak_ptr<AnswerCacheTier> tier = tier_;
     shared_ = node_redis_tier(ctx, "exact", config.redis_url(), duration_nanos(config.redis_timeout()), limits.ttl,
                               /*mirror=*/false,
-                              RedisTier::Handlers{nullptr, [tier](const SharedInvalidation& what) {
+                              RedisTier::Handlers{nullptr,
+                                                  [tier](const SharedInvalidation& what) {
                                                     if (auto t = tier.lock()) t->apply_remote(what);
-                                                  }});
+                                                  },
+                                                  nullptr});
     tier_->set_shared(shared_);
   }
 }
@@ -55,13 +57,14 @@ std::string ResponseCacheNode::shared_id(const std::string& key) {
 std::shared_ptr<const CachedAnswer> ResponseCacheNode::find(const std::string& key, const std::string& tenant) {
   if (auto answer = store_->find(key)) return answer;
   if (!shared_) return nullptr;
+  const std::uint64_t fill = tier_->begin_fill();  // before the read (fill_epoch.h)
   auto record = shared_->get(shared_id(key));
   if (!record || record->key() != key) return nullptr;
   auto answer = answer_from_record(*record, clock_);
   if (!answer || (store_limits_.ttl > 0 && clock_.now() - answer->created >= store_limits_.ttl)) return nullptr;
   shared_->count_hit();
-  store_->put(key, tenant, answer);  // L1 keeps it for the next lookup here
-  tier_->publish();
+  // L1 keeps it for the next lookup here, unless an invalidation ran since the read.
+  if (store_->put_if(key, tenant, answer, [&] { return tier_->fill_current(fill); })) tier_->publish();
   return answer;
 }
 

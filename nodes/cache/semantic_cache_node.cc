@@ -56,15 +56,24 @@ SemanticCacheNode::SemanticCacheNode(const SemanticCacheConfig& config, const No
     shared_ = node_redis_tier(
         ctx, "semantic", config.redis_url(), duration_nanos(config.redis_timeout()), limits.ttl, /*mirror=*/true,
         RedisTier::Handlers{
-            [weak_store, tier, clock](const v1::CachedAnswerRecord& record) {
+            [weak_store, tier, clock](const v1::CachedAnswerRecord& record, std::uint64_t fill) {
               auto store = weak_store.lock();
+              auto t = tier.lock();
               auto answer = answer_from_record(record, *clock);
-              if (!store || !answer || static_cast<std::size_t>(record.vector_size()) != store->dimension()) return;
-              store->put(record.key(), record.tenant(), record.question(), record.vector().data(), std::move(answer));
-              if (auto t = tier.lock()) t->publish();
+              if (!store || !t || !answer || static_cast<std::size_t>(record.vector_size()) != store->dimension()) return;
+              // Not if this instance invalidated since the read (fill_epoch.h).
+              if (store->put(record.key(), record.tenant(), record.question(), record.vector().data(), std::move(answer),
+                             [&] { return t->fill_current(fill); })) {
+                t->publish();
+              }
             },
             [tier](const SharedInvalidation& what) {
               if (auto t = tier.lock()) t->apply_remote(what);
+            },
+            // The subscriber thread reads only once subscribed: the epoch alone decides.
+            [tier] {
+              auto t = tier.lock();
+              return t ? t->fill_epoch() : std::uint64_t{0};
             }});
     tier_->set_shared(shared_);
   }

@@ -108,13 +108,15 @@ SemanticLookup SemanticStore::find(const std::string& scope_key, const float* ve
   return out;
 }
 
-void SemanticStore::put(const std::string& scope_key, const std::string& tenant, const std::string& question,
-                        const float* vector, std::shared_ptr<const CachedAnswer> answer) {
-  put(scope_key, tenant, question, question_features(question), vector, std::move(answer));
+bool SemanticStore::put(const std::string& scope_key, const std::string& tenant, const std::string& question,
+                        const float* vector, std::shared_ptr<const CachedAnswer> answer,
+                        const std::function<bool()>& condition) {
+  return put(scope_key, tenant, question, question_features(question), vector, std::move(answer), condition);
 }
 
-void SemanticStore::put(const std::string& scope_key, const std::string& tenant, const std::string& question,
-                        QuestionFeatures features, const float* vector, std::shared_ptr<const CachedAnswer> answer) {
+bool SemanticStore::put(const std::string& scope_key, const std::string& tenant, const std::string& question,
+                        QuestionFeatures features, const float* vector, std::shared_ptr<const CachedAnswer> answer,
+                        const std::function<bool()>& condition) {
   Entry e;
   e.scope = scope_key;
   e.tenant = tenant;
@@ -123,10 +125,11 @@ void SemanticStore::put(const std::string& scope_key, const std::string& tenant,
   e.vector.assign(vector, vector + dim_);
   e.bytes = answer->bytes() + scope_key.size() + tenant.size() + 2 * question.size() + dim_ * sizeof(float) +
             kIndexBytesPerEntry + sizeof(Entry) + 64;
-  if (e.bytes > limits_.max_bytes) return;
+  if (e.bytes > limits_.max_bytes) return false;
   e.answer = std::move(answer);
   const Nanos now = clock_.now();
   MutexLock lock(mu_);
+  if (condition && !condition()) return false;
   Scope& scope = scopes_[scope_key];
   if (!scope.index) scope.index = new_index();
   const std::uint64_t id = next_id_++;
@@ -147,6 +150,7 @@ void SemanticStore::put(const std::string& scope_key, const std::string& tenant,
     }
     erase(last);
   }
+  return true;
 }
 
 std::size_t SemanticStore::remove_if(const EntryPredicate& predicate) {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -46,11 +47,14 @@ class SemanticStore {
 
   SemanticLookup find(const std::string& scope, const float* vector, const QuestionFeatures& features,
                       float threshold, std::size_t candidates) EXCLUDES(mu_);
-  void put(const std::string& scope, const std::string& tenant, const std::string& question, const float* vector,
-           std::shared_ptr<const CachedAnswer> answer) EXCLUDES(mu_);
+  // Stores the entry, then evicts past the budget; with a `condition`, only if it holds when
+  // asked inside the store's critical section (fill_epoch.h). Returns whether it was stored.
+  bool put(const std::string& scope, const std::string& tenant, const std::string& question, const float* vector,
+           std::shared_ptr<const CachedAnswer> answer, const std::function<bool()>& condition = {}) EXCLUDES(mu_);
   // The same with question_features(question) already made (the lookup that missed made them).
-  void put(const std::string& scope, const std::string& tenant, const std::string& question, QuestionFeatures features,
-           const float* vector, std::shared_ptr<const CachedAnswer> answer) EXCLUDES(mu_);
+  bool put(const std::string& scope, const std::string& tenant, const std::string& question, QuestionFeatures features,
+           const float* vector, std::shared_ptr<const CachedAnswer> answer,
+           const std::function<bool()>& condition = {}) EXCLUDES(mu_);
   std::size_t remove_if(const EntryPredicate& predicate) EXCLUDES(mu_);
   StoreCounts counts() const EXCLUDES(mu_);
   std::size_t dimension() const { return dim_; }

@@ -42,14 +42,15 @@ struct Instance {
     o.mirror = mirror;
     tier = std::make_unique<RedisTier>(
         o,
-        RedisTier::Handlers{[this](const v1::CachedAnswerRecord& r) {
+        RedisTier::Handlers{[this](const v1::CachedAnswerRecord& r, std::uint64_t) {
                               MutexLock lock(mu);
                               added.push_back(r);
                             },
                             [this](const SharedInvalidation& w) {
                               MutexLock lock(mu);
                               invalidated.push_back(w);
-                            }},
+                            },
+                            nullptr},
         nullptr, Labels{});
   }
   std::size_t added_count() {
@@ -175,11 +176,14 @@ TEST(RedisTier, AnInvalidationQueuedWhileRedisStalledIsAppliedByTheNextCall) {
   EXPECT_FALSE(a.tier->up());
   EXPECT_EQ(b.invalidated_count(), 0u);
   // The pause ends after 1 s and A's connection retries after its 1 s back-off: a lookup then
-  // reaches Redis and applies what was queued.
+  // reaches Redis and applies what was queued, before it reads, so no lookup at A returns the
+  // entry (it would go back into A's L1 after the invalidation removed it there).
+  bool read_it = false;
   ASSERT_TRUE(eventually([&] {
-    a.tier->get("probe");
+    read_it = a.tier->get("id1").has_value() || read_it;
     return b.invalidated_count() == 1;
   }));
+  EXPECT_FALSE(read_it) << "a lookup read the entry before the queued invalidation deleted it";
   EXPECT_EQ(b.last_invalidation().chunks, std::vector<std::string>{"doc#1"});
   EXPECT_FALSE(b.tier->get("id1").has_value()) << "the queued invalidation deleted the entry from Redis";
 }

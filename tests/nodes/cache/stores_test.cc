@@ -56,6 +56,17 @@ TEST(ExactStore, AForcedHashCollisionNeverServesTheOtherKeysAnswer) {
   EXPECT_EQ(store.find("question three"), nullptr);
 }
 
+TEST(ExactStore, PutIfStoresOnlyWhenItsConditionHolds) {
+  ManualClock clock;
+  ExactStore store({0, 1 << 20}, clock);
+  EXPECT_FALSE(store.put_if("k", "", answer("a", clock.now()), [] { return false; }));
+  EXPECT_EQ(store.find("k"), nullptr);
+  EXPECT_TRUE(store.put_if("k", "", answer("b", clock.now()), [] { return true; }));
+  EXPECT_EQ(text_of(store.find("k")), "b");
+  EXPECT_FALSE(store.put_if("k", "", answer("c", clock.now()), [] { return false; }));
+  EXPECT_EQ(text_of(store.find("k")), "b") << "a refused put leaves the entry there";
+}
+
 TEST(ExactStore, RemoveIfSelectsByTenantAndAnswer) {
   ManualClock clock;
   ExactStore store({0, 1 << 20}, clock);
