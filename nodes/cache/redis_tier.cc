@@ -75,55 +75,151 @@ std::optional<v1::CachedAnswerRecord> RedisTier::get(const std::string& id) {
   return record;
 }
 
+namespace {
+
+// A put as one script, so no client ever sees an entry without its index entries (an
+// invalidation running beside it would miss it for good), and each index sheds its expired
+// members as it grows. KEYS[1]: the entry; KEYS[2..]: its indexes. ARGV[1]: the record;
+// ARGV[2]: the ttl in ms, 0 for none; ARGV[3]: the list naming the entry's indexes. An index
+// member's score is its entry's expiry on the server's clock (+inf without a ttl), so every
+// instance prunes by one clock.
+constexpr std::string_view kPutScript = R"lua(
+local ttl = tonumber(ARGV[2])
+local now = redis.call('TIME')
+now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local members = ARGV[3]
+if ttl > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+else
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+redis.call('DEL', members)
+for i = 2, #KEYS do
+  redis.call('RPUSH', members, KEYS[i])
+  if ttl > 0 then
+    redis.call('ZADD', KEYS[i], now + ttl, KEYS[1])
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
+    redis.call('PEXPIRE', KEYS[i], ttl)
+  else
+    redis.call('ZADD', KEYS[i], '+inf', KEYS[1])
+  end
+end
+if ttl > 0 then redis.call('PEXPIRE', members, ttl) end
+return 1
+)lua";
+
+// One page of an invalidation: each entry is deleted with its list of indexes and taken out of
+// every index that list names (and of the index being scanned, whose member may have outlived
+// its entry). KEYS[1]: the index scanned; ARGV: the page's entries, then their index lists in
+// the same order.
+constexpr std::string_view kDeleteScript = R"lua(
+for i = 1, #ARGV / 2 do
+  local entry, members = ARGV[i], ARGV[#ARGV / 2 + i]
+  for _, index in ipairs(redis.call('LRANGE', members, 0, -1)) do
+    redis.call('ZREM', index, entry)
+  end
+  redis.call('ZREM', KEYS[1], entry)
+  redis.call('DEL', entry, members)
+end
+return 1
+)lua";
+
+}  // namespace
+
+std::string RedisTier::members_key(std::string_view id) const {
+  std::string key = options_.prefix + "m:";
+  key += id;
+  return key;
+}
+
+std::string RedisTier::index_key(std::string_view kind, std::string_view name) const {
+  std::string key = options_.prefix + "i:";
+  key += kind;
+  if (!name.empty()) {
+    key += ':';
+    key += name;
+  }
+  return key;
+}
+
 void RedisTier::put(const std::string& id, const v1::CachedAnswerRecord& record) {
   const std::string key = options_.prefix + "e:" + id;
   const std::string value = record.SerializeAsString();
-  const std::string ttl_ms = std::to_string(std::max<Nanos>(1, options_.ttl / 1'000'000));
+  const std::string ttl_ms = std::to_string(options_.ttl > 0 ? std::max<Nanos>(1, options_.ttl / 1'000'000) : 0);
+  std::vector<std::string> keys{key, index_key("all"), index_key("t", record.tenant())};
+  for (const auto& c : record.cited()) keys.push_back(index_key("c", c));
+  const std::string key_count = std::to_string(keys.size());
+  const std::string members = members_key(id);
+  std::vector<std::string_view> args{"EVAL", kPutScript, key_count};
+  for (const auto& k : keys) args.push_back(k);
+  args.push_back(value);
+  args.push_back(ttl_ms);
+  args.push_back(members);
   RedisReply reply;
-  auto run = [&](const std::vector<std::string_view>& args) {
-    const bool ok = commands_.command(args, &reply).ok() && reply.kind != RedisReply::Kind::kError;
-    if (!ok) error();
-    return ok;
-  };
-  const bool set = options_.ttl > 0 ? run({"SET", key, value, "PX", ttl_ms}) : run({"SET", key, value});
-  if (!set) return;
-  std::vector<std::string> sets{options_.prefix + "all", options_.prefix + "t:" + record.tenant()};
-  for (const auto& c : record.cited()) sets.push_back(options_.prefix + "c:" + c);
-  for (const auto& s : sets) {
-    if (!run({"SADD", s, key})) return;
-    if (options_.ttl > 0 && !run({"PEXPIRE", s, ttl_ms})) return;  // an index outlives its newest entry by nothing
+  if (!commands_.command(args, &reply).ok() || reply.kind == RedisReply::Kind::kError) {
+    // A refusal (scripting turned off, a key of another type) repeats on every put: said once.
+    if (reply.kind == RedisReply::Kind::kError && !put_refused_.exchange(true)) {
+      std::fprintf(stderr, "sluice: cache %s: Redis refused a put, so entries stay in this instance: %s\n",
+                   options_.prefix.c_str(), reply.string.c_str());
+    }
+    error();
+    return;
   }
   if (options_.mirror) {
-    run({"PUBLISH", options_.prefix + "events", encode_cache_event({instance_, CacheEvent::Op::kAdd, id, {}})});
+    if (!commands_.command({"PUBLISH", options_.prefix + "events", encode_cache_event({instance_, CacheEvent::Op::kAdd, id, {}})},
+                           &reply)
+             .ok()) {
+      error();
+      return;
+    }
   }
   if (up_) up_->set(1);
   retry_pending();
 }
 
-bool RedisTier::delete_set_members(const std::string& set) {
-  // SSCAN pages (a set of every entry can be large): the entries first, the set last, so a
-  // failure part way leaves the set to finish the job on the next try.
+bool RedisTier::delete_indexed(const std::string& index) {
+  // ZSCAN pages (an index of every entry can be large), each page deleted by one script that
+  // takes every entry out of all its indexes: never the index as a whole, so an entry a put
+  // indexes while the scan runs stays indexed and within a later invalidation's reach.
+  const std::size_t entry_prefix = options_.prefix.size() + 2;  // "<prefix>e:"
   RedisReply reply;
   std::string cursor = "0";
   do {
     RedisReply page;
-    if (!commands_.command({"SSCAN", set, cursor, "COUNT", "512"}, &page).ok() || page.kind != RedisReply::Kind::kArray ||
-        page.elements.size() != 2) {
+    if (!commands_.command({"ZSCAN", index, cursor, "COUNT", "512"}, &page).ok() ||
+        page.kind != RedisReply::Kind::kArray || page.elements.size() != 2) {
       return false;
     }
     cursor = page.elements[0].string;
-    std::vector<std::string_view> del{"DEL"};
-    for (const auto& m : page.elements[1].elements) del.push_back(m.string);
-    if (del.size() > 1 && !commands_.command(del, &reply).ok()) return false;
+    const auto& pairs = page.elements[1].elements;  // member, score, member, score, ...
+    // Only names of this tier's entries are deleted; anything else an index holds (Redis is
+    // shared input: cache_wire.h) is only taken out of it.
+    std::vector<std::string_view> entries, strays{"ZREM", index};
+    std::vector<std::string> lists;
+    for (std::size_t i = 0; i < pairs.size(); i += 2) {
+      const std::string& member = pairs[i].string;
+      if (member.size() > entry_prefix && member.compare(0, entry_prefix, options_.prefix + "e:") == 0) {
+        entries.push_back(member);
+        lists.push_back(members_key(std::string_view(member).substr(entry_prefix)));
+      } else {
+        strays.push_back(member);
+      }
+    }
+    if (strays.size() > 2 && (!commands_.command(strays, &reply).ok() || reply.kind == RedisReply::Kind::kError)) return false;
+    if (entries.empty()) continue;
+    std::vector<std::string_view> args{"EVAL", kDeleteScript, "1", index};
+    args.insert(args.end(), entries.begin(), entries.end());
+    for (const auto& l : lists) args.push_back(l);
+    if (!commands_.command(args, &reply).ok() || reply.kind == RedisReply::Kind::kError) return false;
   } while (cursor != "0");
-  return commands_.command({"DEL", set}, &reply).ok();
+  return true;
 }
 
 bool RedisTier::apply(const SharedInvalidation& what) {
-  if (what.all) return delete_set_members(options_.prefix + "all");
-  if (what.tenant && !delete_set_members(options_.prefix + "t:" + *what.tenant)) return false;
+  if (what.all) return delete_indexed(index_key("all"));
+  if (what.tenant && !delete_indexed(index_key("t", *what.tenant))) return false;
   for (const auto& c : what.chunks) {
-    if (!delete_set_members(options_.prefix + "c:" + c)) return false;
+    if (!delete_indexed(index_key("c", c))) return false;
   }
   return true;
 }

@@ -9,11 +9,18 @@
 //             also publishes the entry's id on <prefix>events and every other instance loads
 //             it into its own index (Handlers::added); a (re)connecting instance loads all of
 //             them (SCAN), within its L1 byte budget.
-//   both      sets <prefix>t:<tenant>, <prefix>c:<chunk key> and <prefix>all index the entries
-//             (read in pages with SSCAN, so a large set never arrives as one reply),
-//             so invalidate() deletes what DELETE /v1/cache or a knowledge-base update selects
-//             from Redis and publishes it; the other instances drop the same from their L1
-//             (Handlers::invalidated).
+//   both      sorted sets <prefix>i:t:<tenant>, <prefix>i:c:<chunk key> and <prefix>i:all index
+//             the entries, each member scored by its entry's expiry on the server's clock
+//             (+inf without a ttl), and the list <prefix>m:<id> names an entry's indexes. A put
+//             writes the entry, its list and its index members in one script (never one
+//             without the others) and drops each index's members already expired, so an index
+//             holds about the live entries. invalidate() deletes what DELETE /v1/cache or a
+//             knowledge-base update selects: the index read in pages with ZSCAN (a large one
+//             never arrives as one reply), each page one script that deletes its entries and
+//             takes them out of every index their lists name, never an index as a whole (an
+//             entry put meanwhile stays indexed); then publishes it, and the other instances
+//             drop the same from their L1 (Handlers::invalidated). The scripts touch keys they
+//             derive (an entry's indexes), so the tier needs one Redis, not a cluster.
 //
 // Outages: while Redis is unreachable, lookups miss L2 at once (RedisConnection fails fast),
 // puts are dropped, and invalidations are queued (up to 64; more collapse into "all") and
@@ -37,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -91,7 +99,10 @@ class RedisTier {
   void subscribe_loop();
   void on_connected(bool after_outage);
   void load_all();
-  bool delete_set_members(const std::string& set);
+  // <prefix>i:<kind>[:<name>]; <prefix>m:<id>
+  std::string index_key(std::string_view kind, std::string_view name = {}) const;
+  std::string members_key(std::string_view id) const;
+  bool delete_indexed(const std::string& index);
   bool apply(const SharedInvalidation& what);
   // Applies the queued invalidations: called once Redis has answered (a successful call, a
   // resubscription), so recovery does not wait for the subscription to break and come back.
@@ -104,6 +115,7 @@ class RedisTier {
   RedisConnection commands_;
   std::atomic<std::uint64_t> next_id_{1};
   std::atomic<bool> subscribed_{false};
+  std::atomic<bool> put_refused_{false};  // the first refused put was logged
   Gauge* up_ = nullptr;
   Counter* errors_ = nullptr;
   Counter* hits_ = nullptr;

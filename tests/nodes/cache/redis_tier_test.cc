@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
 
 #include "graph/mutex.h"
 #include "nodes/cache/redis_tier.h"
@@ -82,6 +83,26 @@ v1::CachedAnswerRecord record(const std::string& key, const CachedAnswer& a, con
   r.set_tenant(std::move(tenant));
   return r;
 }
+
+
+// A connection of the test's own, to look at what the tiers left in Redis.
+struct Admin {
+  std::unique_ptr<RedisConnection> connection;
+  explicit Admin(const RedisServer& server) {
+    RedisAddress address;
+    EXPECT_TRUE(parse_redis_url(server.url(), &address).ok());
+    connection = std::make_unique<RedisConnection>(address, std::chrono::milliseconds(500), "test");
+  }
+  RedisReply run(const std::vector<std::string_view>& args) {
+    RedisReply r;
+    EXPECT_TRUE(connection->command(args, &r).ok());
+    EXPECT_NE(r.kind, RedisReply::Kind::kError) << r.string;
+    return r;
+  }
+  long long count(const std::string& index) { return run({"ZCARD", index}).integer; }
+};
+
+constexpr const char* kPrefix = "sluice:cache:test:node:";
 
 TEST(RedisUrl, ParsesAndRefusesWithTheReason) {
   RedisAddress a;
@@ -197,6 +218,91 @@ TEST(RedisTier, EntriesExpireWithTheTtl) {
   a.tier->put("id", record("k", *answer("x"), clock));
   EXPECT_TRUE(a.tier->get("id").has_value());
   EXPECT_TRUE(eventually([&] { return !a.tier->get("id").has_value(); }, std::chrono::milliseconds(3000)));
+}
+
+// Each index is a sorted set scored by its entries' expiry, pruned as puts come: under steady
+// traffic it holds about the live entries (a plain set whose expiry every put pushed on grew by
+// one member a put, for as long as the traffic lasted).
+TEST(RedisTier, IndexesHoldOnlyTheLiveEntries) {
+  SLUICE_REQUIRE_REDIS_SERVER();
+  RedisServer server;
+  ASSERT_TRUE(server.start());
+  SteadyClock clock;
+  Instance a(server, false, kNanosPerSecond / 5);
+  ASSERT_TRUE(connected(a));
+  for (int i = 0; i < 20; ++i) {
+    a.tier->put("old" + std::to_string(i), record("old " + std::to_string(i), *answer("x", {"doc#1"}), clock, "acme"));
+  }
+  Admin admin(server);
+  EXPECT_EQ(admin.count(std::string(kPrefix) + "i:all"), 20);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the ttl
+  a.tier->put("new", record("new", *answer("y", {"doc#1"}), clock, "acme"));
+  EXPECT_EQ(admin.count(std::string(kPrefix) + "i:all"), 1);
+  EXPECT_EQ(admin.count(std::string(kPrefix) + "i:t:acme"), 1);
+  EXPECT_EQ(admin.count(std::string(kPrefix) + "i:c:doc#1"), 1);
+}
+
+// An index member that is not one of this tier's entries (Redis is shared input) is only taken
+// out of the index by an invalidation, never deleted as a key.
+TEST(RedisTier, AStrayIndexMemberIsNeverDeletedAsAKey) {
+  SLUICE_REQUIRE_REDIS_SERVER();
+  RedisServer server;
+  ASSERT_TRUE(server.start());
+  SteadyClock clock;
+  Instance a(server, false);
+  ASSERT_TRUE(connected(a));
+  a.tier->put("id1", record("key 1", *answer("one"), clock, "acme"));
+  Admin admin(server);
+  admin.run({"SET", "someone-elses-key", "keep me"});
+  admin.run({"ZADD", std::string(kPrefix) + "i:all", "+inf", "someone-elses-key"});
+  a.tier->invalidate(SharedInvalidation{true, std::nullopt, {}});
+  EXPECT_EQ(admin.run({"GET", "someone-elses-key"}).string, "keep me");
+  EXPECT_FALSE(a.tier->get("id1").has_value());
+  EXPECT_EQ(admin.count(std::string(kPrefix) + "i:all"), 0);
+}
+
+// Puts at one instance and invalidations of the same tenant at another, at once: however they
+// interleave, every entry left in Redis is still in its indexes, so the next invalidation
+// removes it (an invalidation that dropped a whole index after its scan left entries put during
+// the scan in Redis and in no index, out of every later invalidation's reach).
+TEST(RedisTier, AnEntryPutDuringAnInvalidationStaysWithinReachOfTheNext) {
+  SLUICE_REQUIRE_REDIS_SERVER();
+  RedisServer server;
+  ASSERT_TRUE(server.start());
+  SteadyClock clock;
+  Instance a(server, false), b(server, false);
+  ASSERT_TRUE(connected(a));
+  ASSERT_TRUE(connected(b));
+  std::atomic<bool> stop{false};
+  std::atomic<int> puts{0};
+  std::thread putter([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      a.tier->put("p" + std::to_string(i), record("key " + std::to_string(i), *answer("x"), clock, "acme"));
+      puts.fetch_add(1);
+    }
+  });
+  for (int i = 0; i < 200; ++i) b.tier->invalidate(SharedInvalidation{false, std::string("acme"), {}});
+  stop = true;
+  putter.join();
+  Admin admin(server);
+  std::size_t entries = 0, unindexed = 0;
+  std::string cursor = "0";
+  do {
+    const RedisReply page = admin.run({"SCAN", cursor, "MATCH", std::string(kPrefix) + "e:*", "COUNT", "1000"});
+    ASSERT_EQ(page.elements.size(), 2u);
+    cursor = page.elements[0].string;
+    for (const auto& key : page.elements[1].elements) {
+      ++entries;
+      const bool in_tenant = admin.run({"ZSCORE", std::string(kPrefix) + "i:t:acme", key.string}).kind != RedisReply::Kind::kNil;
+      const bool in_all = admin.run({"ZSCORE", std::string(kPrefix) + "i:all", key.string}).kind != RedisReply::Kind::kNil;
+      if (!in_tenant || !in_all) ++unindexed;
+    }
+  } while (cursor != "0");
+  EXPECT_EQ(unindexed, 0u) << "of " << entries << " entries left";
+  EXPECT_GT(puts.load(), 200) << "the puts must overlap the invalidations to mean anything";
+  std::printf("%d puts beside 200 invalidations, %zu entries left\n", puts.load(), entries);
+  b.tier->invalidate(SharedInvalidation{false, std::string("acme"), {}});
+  EXPECT_EQ(admin.run({"DBSIZE"}).integer, 0) << "the last invalidation left entries or index members";
 }
 
 TEST(RedisTier, SemanticEntriesAreMirroredToOtherInstancesAndReloadedByNewOnes) {
