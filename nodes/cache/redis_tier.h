@@ -99,6 +99,8 @@ class RedisTier {
   void subscribe_loop();
   void on_connected(bool after_outage);
   void load_all();
+  // A GET's reply as a record: nullopt when absent, or (logged, counted) not a record of ours.
+  std::optional<v1::CachedAnswerRecord> decode(const std::string& key, const RedisReply& value);
   // <prefix>i:<kind>[:<name>]; <prefix>m:<id>
   std::string index_key(std::string_view kind, std::string_view name = {}) const;
   std::string members_key(std::string_view id) const;
