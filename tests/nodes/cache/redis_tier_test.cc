@@ -228,14 +228,14 @@ TEST(RedisTier, IndexesHoldOnlyTheLiveEntries) {
   RedisServer server;
   ASSERT_TRUE(server.start());
   SteadyClock clock;
-  Instance a(server, false, kNanosPerSecond / 5);
+  Instance a(server, false, kNanosPerSecond);  // long enough for 20 puts on a slow, sanitized run
   ASSERT_TRUE(connected(a));
   for (int i = 0; i < 20; ++i) {
     a.tier->put("old" + std::to_string(i), record("old " + std::to_string(i), *answer("x", {"doc#1"}), clock, "acme"));
   }
   Admin admin(server);
   EXPECT_EQ(admin.count(std::string(kPrefix) + "i:all"), 20);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the ttl
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // past the ttl
   a.tier->put("new", record("new", *answer("y", {"doc#1"}), clock, "acme"));
   EXPECT_EQ(admin.count(std::string(kPrefix) + "i:all"), 1);
   EXPECT_EQ(admin.count(std::string(kPrefix) + "i:t:acme"), 1);
