@@ -8,7 +8,7 @@
 //   semantic  Redis (Debian 12's 7.0) has no vector search, so entries are mirrored: put()
 //             also publishes the entry's id on <prefix>events and every other instance loads
 //             it into its own index (Handlers::added); a (re)connecting instance loads all of
-//             them (SCAN), within its L1 byte budget.
+//             them (SCAN pages, each page's values in one MGET), within its L1 byte budget.
 //   both      sorted sets <prefix>i:t:<tenant>, <prefix>i:c:<chunk key> and <prefix>i:all index
 //             the entries, each member scored by its entry's expiry on the server's clock
 //             (+inf without a ttl), and the list <prefix>m:<id> names an entry's indexes. A put
