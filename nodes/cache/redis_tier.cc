@@ -60,7 +60,7 @@ std::optional<v1::CachedAnswerRecord> RedisTier::get(const std::string& id) {
   // entry one of them deletes (the caller would put it back into its L1).
   retry_pending();
   RedisReply reply;
-  const std::string key = options_.prefix + "e:" + id;
+  const std::string key = entry_key(id);
   if (!commands_.command({"GET", key}, &reply).ok() || reply.kind == RedisReply::Kind::kError) {
     error();
     return std::nullopt;
@@ -81,7 +81,13 @@ std::optional<v1::CachedAnswerRecord> RedisTier::decode(const std::string& key, 
   return record;
 }
 
-std::string RedisTier::members_key(std::string_view id) const {
+std::string RedisTier::entry_key(std::string_view id) const {
+  std::string key = options_.prefix + "e:";
+  key += id;
+  return key;
+}
+
+std::string RedisTier::index_list_key(std::string_view id) const {
   std::string key = options_.prefix + "m:";
   key += id;
   return key;
@@ -98,18 +104,18 @@ std::string RedisTier::index_key(std::string_view kind, std::string_view name) c
 }
 
 void RedisTier::put(const std::string& id, const v1::CachedAnswerRecord& record) {
-  const std::string key = options_.prefix + "e:" + id;
+  const std::string key = entry_key(id);
   const std::string value = record.SerializeAsString();
   const std::string ttl_ms = std::to_string(options_.ttl > 0 ? std::max<Nanos>(1, options_.ttl / 1'000'000) : 0);
   std::vector<std::string> keys{key, index_key("all"), index_key("t", record.tenant())};
   for (const auto& c : record.cited()) keys.push_back(index_key("c", c));
   const std::string key_count = std::to_string(keys.size());
-  const std::string members = members_key(id);
+  const std::string index_list = index_list_key(id);
   std::vector<std::string_view> args{"EVAL", kPutScript, key_count};
   for (const auto& k : keys) args.push_back(k);
   args.push_back(value);
   args.push_back(ttl_ms);
-  args.push_back(members);
+  args.push_back(index_list);
   RedisReply reply;
   if (!commands_.command(args, &reply).ok() || reply.kind == RedisReply::Kind::kError) {
     // A refusal (scripting turned off, a key of another type) repeats on every put: said once.
@@ -121,9 +127,9 @@ void RedisTier::put(const std::string& id, const v1::CachedAnswerRecord& record)
     return;
   }
   if (options_.mirror) {
-    if (!commands_.command({"PUBLISH", options_.prefix + "events", encode_cache_event({instance_, CacheEvent::Op::kAdd, id, {}})},
-                           &reply)
-             .ok()) {
+    const std::string event = encode_cache_event({instance_, CacheEvent::Op::kAdd, id, {}});
+    if (!commands_.command({"PUBLISH", options_.prefix + "events", event}, &reply).ok() ||
+        reply.kind == RedisReply::Kind::kError) {
       error();
       return;
     }
@@ -136,7 +142,7 @@ bool RedisTier::delete_indexed(const std::string& index) {
   // ZSCAN pages (an index of every entry can be large), each page deleted by one script that
   // takes every entry out of all its indexes: never the index as a whole, so an entry a put
   // indexes while the scan runs stays indexed and within a later invalidation's reach.
-  const std::size_t entry_prefix = options_.prefix.size() + 2;  // "<prefix>e:"
+  const std::string entry_prefix = entry_key("");
   RedisReply reply;
   std::string cursor = "0";
   do {
@@ -153,9 +159,9 @@ bool RedisTier::delete_indexed(const std::string& index) {
     std::vector<std::string> lists;
     for (std::size_t i = 0; i < pairs.size(); i += 2) {
       const std::string& member = pairs[i].string;
-      if (member.size() > entry_prefix && member.compare(0, entry_prefix, options_.prefix + "e:") == 0) {
+      if (member.size() > entry_prefix.size() && member.compare(0, entry_prefix.size(), entry_prefix) == 0) {
         entries.push_back(member);
-        lists.push_back(members_key(std::string_view(member).substr(entry_prefix)));
+        lists.push_back(index_list_key(std::string_view(member).substr(entry_prefix.size())));
       } else {
         strays.push_back(member);
       }
@@ -212,7 +218,7 @@ void RedisTier::load_all() {
   // (100,000 entries, one GET each, kept a new instance's subscriber busy for seconds on
   // loopback, minutes across a network).
   std::string cursor = "0";
-  const std::string pattern = options_.prefix + "e:*";
+  const std::string pattern = entry_key("*");
   do {
     RedisReply page;
     if (!commands_.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "500"}, &page).ok() ||

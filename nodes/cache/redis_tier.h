@@ -101,9 +101,11 @@ class RedisTier {
   void load_all();
   // A GET's reply as a record: nullopt when absent, or (logged, counted) not a record of ours.
   std::optional<v1::CachedAnswerRecord> decode(const std::string& key, const RedisReply& value);
-  // <prefix>i:<kind>[:<name>]; <prefix>m:<id>
+  // <prefix>e:<id> (an entry), <prefix>i:<kind>[:<name>] (an index), <prefix>m:<id> (the list
+  // of an entry's indexes)
+  std::string entry_key(std::string_view id) const;
   std::string index_key(std::string_view kind, std::string_view name = {}) const;
-  std::string members_key(std::string_view id) const;
+  std::string index_list_key(std::string_view id) const;
   bool delete_indexed(const std::string& index);
   bool apply(const SharedInvalidation& what);
   // Applies the queued invalidations: called once Redis has answered (a successful call, a
